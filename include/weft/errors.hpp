@@ -1,0 +1,69 @@
+// Typed errors raised by Weft. Every user-facing failure derives from weft::Error and says what
+// happened, where (rank, task or actor) and, where it can, what to do about it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace weft {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// A remote task or actor method threw. Carries the original exception's type and message, the
+// function's name and the rank it ran on.
+class TaskError : public Error {
+ public:
+  TaskError(std::string type_name, std::string message, std::string function, int rank)
+      : Error(function + " raised " + type_name + " on rank " + std::to_string(rank) + ": " +
+              message),
+        type_name_(std::move(type_name)),
+        message_(std::move(message)),
+        function_(std::move(function)),
+        rank_(rank) {}
+  const std::string& type_name() const { return type_name_; }
+  const std::string& message() const { return message_; }
+  const std::string& function() const { return function_; }
+  int rank() const { return rank_; }
+
+ private:
+  std::string type_name_, message_, function_;
+  int rank_;
+};
+
+class ActorDiedError : public Error {
+ public:
+  using Error::Error;
+};
+class ObjectLostError : public Error {
+ public:
+  using Error::Error;
+};
+class OwnerDiedError : public Error {
+ public:
+  using Error::Error;
+};
+class GetTimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+// A request that no rank of the job can ever satisfy (a batch allocation has no autoscaler).
+class InfeasibleError : public Error {
+ public:
+  using Error::Error;
+};
+// A value could not be encoded or decoded (a message from a different build, a corrupt buffer,
+// a type mismatch between caller and callee).
+class SerializationError : public Error {
+ public:
+  using Error::Error;
+};
+// Bad configuration: an unknown or malformed --weft-* flag or WEFT_* variable.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace weft

@@ -1,0 +1,3 @@
+namespace weft {
+const char* version() { return "0.1.0"; }
+}  // namespace weft
