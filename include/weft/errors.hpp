@@ -60,6 +60,17 @@ class SerializationError : public Error {
  public:
   using Error::Error;
 };
+// The node's object store could not hold an object: store, spill space and fallback are all
+// exhausted, or the disk is full. The message names the path and the sizes involved.
+class ObjectStoreFullError : public Error {
+ public:
+  using Error::Error;
+};
+// Spilling or restoring an object failed (I/O error, corrupted or missing spill file).
+class SpillError : public Error {
+ public:
+  using Error::Error;
+};
 // Bad configuration: an unknown or malformed --weft-* flag or WEFT_* variable.
 class ConfigError : public Error {
  public:
