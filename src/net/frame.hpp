@@ -1,0 +1,60 @@
+// The wire format shared by both paths: a 16-byte header before every payload, both 16-byte
+// aligned. The same frames fill shared-memory rings and coalesced UCX active messages, so one
+// validator guards both. Version bumps when the layout changes; a frame of another version is
+// dropped (a mixed-build job must fail loudly, not decode garbage).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "net/limits.hpp"
+
+namespace weft::net::detail {
+
+inline constexpr uint16_t kFrameMagic = 0x5746;  // "WF"
+inline constexpr uint8_t kFrameVersion = 1;
+inline constexpr size_t kFrameAlign = 16;
+
+enum FrameFlags : uint8_t {
+  kFlagPad = 1,    // filler up to the ring's end; no payload to deliver
+  kFlagFirst = 2,  // first fragment of a message (aux = total length)
+  kFlagLast = 4,   // last fragment; a whole message carries First|Last
+};
+
+struct FrameHeader {
+  uint16_t magic;
+  uint8_t version;
+  uint8_t flags;
+  uint16_t type;
+  uint16_t reserved;
+  uint32_t len;  // payload bytes in this frame
+  uint32_t aux;  // total message length on a First fragment
+};
+static_assert(sizeof(FrameHeader) == kFrameAlign);
+
+inline constexpr size_t align_up(size_t n) { return (n + kFrameAlign - 1) & ~(kFrameAlign - 1); }
+inline constexpr size_t frame_bytes(size_t payload) {
+  return sizeof(FrameHeader) + align_up(payload);
+}
+
+inline FrameHeader make_header(uint16_t type, uint8_t flags, uint32_t len, uint32_t aux) {
+  return FrameHeader{kFrameMagic, kFrameVersion, flags, type, 0, len, aux};
+}
+
+// Checks a header that sits in a buffer with `avail` bytes from the header's start. Returns an
+// empty string when valid, else why not (for the log line that names the peer).
+inline std::string validate(const FrameHeader& h, size_t avail) {
+  if (h.magic != kFrameMagic) return "bad magic " + std::to_string(h.magic);
+  if (h.version != kFrameVersion) return "unsupported frame version " + std::to_string(h.version);
+  if (h.flags & ~(kFlagPad | kFlagFirst | kFlagLast)) return "unknown flags";
+  if (!(h.flags & kFlagPad) && h.type >= kFirstReservedType)
+    return "reserved message type " + std::to_string(h.type);
+  if (frame_bytes(h.len) > avail)
+    return "frame length " + std::to_string(h.len) + " overruns the " + std::to_string(avail) +
+           " bytes available";
+  return {};
+}
+
+}  // namespace weft::net::detail

@@ -1,0 +1,70 @@
+// The UCX side of one rank: context, worker, and endpoints to the other ranks. Endpoints use
+// UCP_ERR_HANDLING_MODE_PEER so that a dead peer becomes an error callback instead of sends that
+// "succeed" forever (NOTES.md); failures are recorded here and reported by the transport.
+// Worker addresses are exchanged over MPI once, at construction.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "net/topology.hpp"
+#include "net/ucx_handles.hpp"
+
+namespace weft::net::detail {
+
+class UcxEndpoints {
+ public:
+  // Collective over `world`. Connects eagerly to ranks on other nodes; same-node endpoints are
+  // created on first use (only RMA needs them). Throws TransportError on every rank if UCX
+  // could not be initialised on any rank.
+  UcxEndpoints(MPI_Comm world, const Topology& topo);
+  ~UcxEndpoints();
+  UcxEndpoints(const UcxEndpoints&) = delete;
+  UcxEndpoints& operator=(const UcxEndpoints&) = delete;
+
+  ucp_context_h context() const { return context_.get(); }
+  ucp_worker_h worker() const { return worker_.get(); }
+  // Endpoint to `rank`, or nullptr once that rank has failed.
+  ucp_ep_h ep(int rank);
+
+  bool failed(int rank) const { return !failure_[rank].empty(); }
+  const std::string& failure(int rank) const { return failure_[rank]; }
+  // Records a failure once; later calls for the same rank are ignored.
+  void mark_failed(int rank, const std::string& reason);
+  // Failures recorded since the last call, for the transport to report to its sink.
+  std::vector<std::pair<int, std::string>> take_new_failures();
+  bool has_new_failures() const { return !new_failures_.empty(); }
+
+  // Closes every endpoint (force; outstanding requests complete with an error status). The
+  // transport calls this first in its destructor, while the objects whose callbacks those
+  // completions reach still exist.
+  void close_all();
+
+  // Runs ucp_worker_progress until it reports no more work (bounded). Returns the count.
+  size_t progress();
+
+ private:
+  struct PeerArg {
+    UcxEndpoints* self;
+    int rank;
+  };
+  static void on_ep_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  void connect(int rank);
+
+  const Topology& topo_;
+  // Declaration order is teardown order in reverse: endpoints close before the worker goes.
+  UcpContext context_;
+  UcpWorker worker_;
+  std::vector<std::vector<char>> addresses_;  // every rank's worker address
+  std::vector<std::unique_ptr<PeerArg>> args_;
+  std::vector<UcpEndpoint> eps_;
+  std::vector<std::string> failure_;
+  std::vector<std::pair<int, std::string>> new_failures_;
+  bool closing_ = false;
+};
+
+}  // namespace weft::net::detail
