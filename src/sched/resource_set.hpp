@@ -1,0 +1,66 @@
+// ResourceSet: resource name -> amount, the unit every scheduling decision is made of.
+// Amounts are fixed-point (1/10000 of a unit) so that fractional GPUs (0.25 + 0.25 + 0.5) add up
+// to exactly 1 and a release always undoes its allocation bit for bit; doubles would drift.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace weft::sched {
+
+class ResourceSet {
+ public:
+  static constexpr int64_t kUnit = 10000;  // fixed-point units per 1.0
+  using Entry = std::pair<std::string, int64_t>;
+
+  ResourceSet() = default;
+  ResourceSet(std::initializer_list<std::pair<std::string, double>> items);
+
+  // Amount 0 removes the name: an absent name and a zero amount are the same thing.
+  void set(const std::string& name, double amount);
+  void set_units(const std::string& name, int64_t units);
+  double get(const std::string& name) const;
+  int64_t units(std::string_view name) const;
+
+  // ∀k: this(k) ≤ capacity(k), where a name absent from capacity counts as 0.
+  bool fits_in(const ResourceSet& capacity) const;
+  ResourceSet& operator+=(const ResourceSet& other);
+  ResourceSet& operator-=(const ResourceSet& other);
+  friend ResourceSet operator+(ResourceSet a, const ResourceSet& b) { return a += b; }
+  friend ResourceSet operator-(ResourceSet a, const ResourceSet& b) { return a -= b; }
+  friend bool operator==(const ResourceSet&, const ResourceSet&) = default;
+
+  bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
+  // True when some amount is below zero (a release without a matching allocation).
+  bool any_negative() const;
+  // "{CPU: 2, GPU: 0.5}"; names in sorted order so the text is deterministic.
+  std::string str() const;
+
+  // Iteration in name order over (name, fixed-point units).
+  const std::vector<Entry>& entries() const { return entries_; }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+
+  // Compact bytes for messages: varint count, then per entry varint name length, name, zigzag
+  // varint units. from_bytes throws weft::SerializationError on a truncated or malformed buffer.
+  std::string to_bytes() const;
+  void append_bytes(std::string* out) const;
+  static ResourceSet from_bytes(std::string_view bytes);
+  // Reads one set from the front of `*in` and advances it (sets embedded in larger messages).
+  static ResourceSet read_bytes(std::string_view* in);
+
+  static int64_t to_units(double amount);
+  static double to_double(int64_t units) { return static_cast<double>(units) / kUnit; }
+  // "2", "0.5", "0.0001": the shortest exact decimal of a fixed-point amount.
+  static std::string format_units(int64_t units);
+
+ private:
+  std::vector<Entry> entries_;  // sorted by name, no zero amounts
+};
+
+}  // namespace weft::sched
