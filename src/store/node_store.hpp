@@ -1,0 +1,182 @@
+// The node object store (DESIGN §4): one POSIX shared-memory segment per node, mapped by every
+// rank of the node, holding immutable objects. Same-node reads are zero-copy views into the
+// segment; primaries spill to HDF5 files under memory pressure; secondaries are LRU-evicted
+// first; when nothing frees room in time an object lives in a file-backed mapping instead.
+//
+// One NodeStore per process: the node's first rank calls create() (it also runs the spill I/O
+// thread), the others attach() after a barrier. Views and writable objects must not outlive the
+// NodeStore that made them. Ownership, reference counts and transfers live in src/core and
+// src/net; this module is the node-local mechanism.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "store/mapping.hpp"
+#include "store/store_options.hpp"
+#include "weft/detail/ids.hpp"
+
+namespace weft::store {
+
+class NodeStore;
+struct SegmentHeader;
+class SegmentLock;
+class Allocator;
+class ObjectTable;
+
+// Read-only view of a sealed object; pins it (no eviction, no spilling) while it lives. Writing
+// through it is impossible by type.
+class ObjectView {
+ public:
+  ObjectView(ObjectView&& o) noexcept;
+  ObjectView& operator=(ObjectView&& o) noexcept;
+  ObjectView(const ObjectView&) = delete;
+  ObjectView& operator=(const ObjectView&) = delete;
+  ~ObjectView();
+
+  const ObjectId& id() const { return id_; }
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  bool primary() const { return primary_; }
+  // False for a fallback object (its bytes lie in a file-backed mapping, not in the segment).
+  bool in_segment() const { return !mapping_; }
+
+ private:
+  friend class NodeStore;
+  ObjectView(NodeStore* s, int32_t entry, uint32_t gen, ObjectId id, const std::byte* data,
+             size_t size, bool primary, Mapping mapping);
+  void release();
+
+  NodeStore* store_ = nullptr;
+  int32_t entry_ = -1;
+  uint32_t generation_ = 0;
+  ObjectId id_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  bool primary_ = false;
+  Mapping mapping_;  // set for fallback objects only
+};
+
+// An object being written: fill data(), then seal(). Destroyed unsealed, it is discarded.
+class WritableObject {
+ public:
+  WritableObject(WritableObject&& o) noexcept;
+  WritableObject& operator=(WritableObject&& o) noexcept;
+  WritableObject(const WritableObject&) = delete;
+  WritableObject& operator=(const WritableObject&) = delete;
+  ~WritableObject();
+
+  const ObjectId& id() const { return id_; }
+  std::span<std::byte> data() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+  bool in_segment() const { return !mapping_; }
+  // Makes the object immutable and visible to get() on every rank of the node.
+  void seal();
+
+ private:
+  friend class NodeStore;
+  WritableObject(NodeStore* s, int32_t entry, uint32_t gen, ObjectId id, std::byte* data,
+                 size_t size, Mapping mapping);
+  void abort();
+
+  NodeStore* store_ = nullptr;
+  int32_t entry_ = -1;
+  uint32_t generation_ = 0;
+  ObjectId id_;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  Mapping mapping_;
+};
+
+class NodeStore {
+ public:
+  // First rank of the node: creates the segment (the name must be free) and the spill
+  // directory, and starts the spill I/O thread. Throws weft::Error on failure.
+  static std::unique_ptr<NodeStore> create(const StoreOptions& opts);
+  // Other ranks, after create() returned on the first one. Only opts.name is read: everything
+  // else comes from the segment.
+  static std::unique_ptr<NodeStore> attach(const StoreOptions& opts);
+  ~NodeStore();
+  NodeStore(const NodeStore&) = delete;
+  NodeStore& operator=(const NodeStore&) = delete;
+
+  // Allocates an object to be written. primary: the producing node's copy (pinned: never
+  // evicted, only spilled); secondary: a pulled copy (LRU-evictable when unpinned). Waits up to
+  // alloc_timeout for eviction or spilling to make room, then falls back to a file-backed
+  // mapping. Throws ObjectStoreFullError (disk full, spill_limit, table full) and weft::Error
+  // (the id already exists).
+  WritableObject create(const ObjectId& id, size_t size, bool primary);
+  // Zero-copy view, pinned while it lives; restores a spilled object transparently (throws
+  // SpillError if its file is missing or corrupted). nullopt if the node does not hold it.
+  std::optional<ObjectView> get(const ObjectId& id);
+  bool contains(const ObjectId& id) const;
+  // The owner freed the object: drops its memory, spill file and fallback file. Views still
+  // open keep the bytes alive until they close. No-op if absent.
+  void remove(const ObjectId& id);
+  StoreStats stats() const;
+
+  // For UCX registration by the transport.
+  void* base() const;
+  size_t segment_size() const;
+  // Offset of the view's bytes in the segment; throws weft::Error for a fallback view.
+  size_t offset_of(const ObjectView& v) const;
+
+  const std::string& spill_dir() const { return spill_dir_; }
+  const std::string& name() const { return name_; }
+  // The reason the last spill attempt failed, empty if it succeeded.
+  std::string last_spill_error() const;
+
+ private:
+  friend class ObjectView;
+  friend class WritableObject;
+  struct Placement {
+    bool fallback = false;
+    uint64_t offset = 0;
+  };
+
+  NodeStore(Mapping seg, std::string name, bool creator);
+  SegmentHeader* hdr() const;
+  std::byte* seg_base() const { return static_cast<std::byte*>(seg_.addr()); }
+  Allocator alloc() const;
+  ObjectTable table() const;
+  void lock_and(const std::function<void(SegmentLock&)>& fn) const;
+
+  // node_store_room.cpp: making room (evict, wait for spilling, fall back).
+  Placement make_room(SegmentLock& lk, const ObjectId& id, uint64_t size, bool primary);
+  bool evict_one_secondary();
+  bool spill_can_help() const;
+  void reserve_disk(const ObjectId& id, uint64_t size, const std::string& path);
+  void finalize(int32_t e);  // frees an entry's memory and files and erases it
+  void drop_memory(int32_t e);
+
+  // node_store_spill.cpp: the I/O thread.
+  void spill_loop();
+  int32_t pick_spill_victim(int64_t now_ns);
+  ObjectView restore(SegmentLock& lk, int32_t e);
+
+  // node_store_repair.cpp: after a process died holding the lock.
+  void repair(int32_t dead_pid);
+
+  void release_view(int32_t e, uint32_t gen);
+  void seal_object(int32_t e, uint32_t gen);
+  void abort_object(int32_t e, uint32_t gen);
+
+  Mapping seg_;
+  std::string name_;
+  std::string spill_dir_;
+  bool creator_;
+  std::function<void(int32_t)> repair_fn_;
+  std::atomic<bool> stop_{false};
+  std::thread spill_thread_;
+};
+
+int64_t monotonic_ns();
+bool process_alive(int32_t pid);
+
+}  // namespace weft::store
