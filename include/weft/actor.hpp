@@ -1,0 +1,110 @@
+// Actors: stateful objects that live on one rank. Calls from one caller run in submission order.
+//   auto c = weft::actor<Counter>(0).options({.name = "ctr"}).remote();
+//   weft::ObjectRef<int> x = c.task(&Counter::incr).remote(5);
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "weft/detail/call_args.hpp"
+#include "weft/detail/registry.hpp"
+
+namespace weft {
+
+template <class T>
+class ActorHandle;
+
+template <class T, class M>
+class MethodCaller {
+ public:
+  using Traits = detail::FunctionTraits<M>;
+  MethodCaller(detail::ActorRef a, M m) : actor_(a), m_(m) {}
+  template <class... A>
+  detail::ResultRef<typename Traits::Result> remote(A&&... args) const {
+    uint64_t id = detail::function_id_of(m_);
+    auto encoded = detail::encode_args<typename Traits::Args>(std::forward<A>(args)...);
+    return detail::ResultRef<typename Traits::Result>(
+        detail::submit_actor_call(actor_, id, std::move(encoded)));
+  }
+
+ private:
+  detail::ActorRef actor_;
+  M m_;
+};
+
+template <class T>
+class ActorHandle {
+ public:
+  ActorHandle() = default;
+  explicit ActorHandle(detail::ActorRef r) : ref_(r) {}
+
+  // A call of method `m` (registered with WEFT_REMOTE(&T::m)).
+  template <class M>
+  MethodCaller<T, M> task(M m) const {
+    static_assert(std::is_same_v<typename detail::FunctionTraits<M>::Class, T> ||
+                      std::is_base_of_v<typename detail::FunctionTraits<M>::Class, T>,
+                  "method of another class");
+    if (!ref_.id.valid()) throw Error("call on an empty ActorHandle");
+    return MethodCaller<T, M>(ref_, m);
+  }
+  const ActorId& id() const { return ref_.id; }
+  int rank() const { return ref_.rank; }
+  const detail::ActorRef& ref() const { return ref_; }
+  bool valid() const { return ref_.id.valid(); }
+
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    ar& ref_.id.creator& ref_.id.seq& ref_.rank& ref_.class_id;
+  }
+
+ private:
+  detail::ActorRef ref_;
+};
+
+template <class T>
+class ActorCreator {
+ public:
+  explicit ActorCreator(detail::EncodedArgs args) : args_(std::move(args)) {}
+  ActorCreator& options(ActorOptions o) {
+    opts_ = std::move(o);
+    return *this;
+  }
+  // Places the actor on a rank with room and starts constructing it there. Calls made before
+  // construction ends wait for it; a failed constructor fails them with ActorDiedError.
+  ActorHandle<T> remote() {
+    if (detail::ActorClass<T>::id == 0) detail::throw_not_registered("actor class (WEFT_ACTOR)");
+    return ActorHandle<T>(
+        detail::create_actor(detail::ActorClass<T>::id, std::move(args_), detail::to_submit_options(opts_)));
+  }
+
+ private:
+  detail::EncodedArgs args_;
+  ActorOptions opts_;
+};
+
+// Starts creating an actor of class T (registered with WEFT_ACTOR(T, ctor args...)).
+template <class T, class... A>
+ActorCreator<T> actor(A&&... args) {
+  using Params = typename detail::ActorCtor<T>::Args;
+  return ActorCreator<T>(detail::encode_args<Params>(std::forward<A>(args)...));
+}
+
+// The live actor registered under `name`, or nullopt. Throws weft::Error if it is of another class.
+template <class T>
+std::optional<ActorHandle<T>> get_actor(const std::string& name) {
+  auto r = detail::lookup_named_actor(name);
+  if (!r) return std::nullopt;
+  if (r->class_id != detail::ActorClass<T>::id)
+    throw Error("get_actor(\"" + name + "\"): the actor is a " + detail::class_name(r->class_id) +
+                ", not the class asked for");
+  return ActorHandle<T>(*r);
+}
+
+// Ends the actor: calls already running finish, queued and later calls fail with ActorDiedError.
+template <class T>
+void kill(const ActorHandle<T>& h) {
+  if (!h.valid()) throw Error("weft::kill on an empty ActorHandle");
+  detail::kill_actor(h.ref());
+}
+
+}  // namespace weft

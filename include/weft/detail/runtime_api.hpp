@@ -1,0 +1,79 @@
+// The narrow interface between the public templates and the runtime in src/core. Only ids,
+// bytes and states cross it: no MPI, UCX or HDF5 type reaches a user's translation unit.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/detail/ids.hpp"
+#include "weft/detail/object_state.hpp"
+#include "weft/serialization.hpp"
+
+namespace weft::detail {
+
+// Resources and placement of one submission, already validated by the templates.
+struct SubmitOptions {
+  double num_cpus = 1;
+  double num_gpus = 0;
+  double memory = 0;
+  std::map<std::string, double> resources;
+  int max_retries = 3;
+  bool retry_exceptions = false;
+  std::string name;
+  // actors
+  int max_restarts = 0;
+  int max_task_retries = 0;
+  int max_concurrency = 1;
+};
+
+// Arguments of one call, encoded: per argument a tag byte (0 = inline value, 1 = a ref to be
+// resolved before the call runs) then, for inline values, a u64 length and the bytes.
+struct EncodedArgs {
+  serde::Buffer bytes;
+  std::vector<StatePtr> refs;  // in tag-1 order
+};
+
+// --- objects ---------------------------------------------------------------------------------
+int my_rank();
+int world_size();
+bool runtime_active();
+// A fresh object owned by this rank, not yet complete.
+StatePtr new_owned_state();
+// put(): an owned object complete at birth.
+StatePtr put_bytes(std::vector<char> bytes);
+// The local state for an id that arrived inside a message (borrowed if owner != me).
+StatePtr state_for(const ObjectId& id);
+// Called when a ref is serialized towards another rank.
+void mark_escaped(const StatePtr& s);
+// Blocks until `s` is done or `timeout` passes (negative: forever). Asks the owner for the value
+// if this rank borrows it. Returns false on timeout. Inside a task, releases the task's CPU
+// slot while blocked and runs other ready tasks of this rank meanwhile.
+bool wait_done(const StatePtr& s, std::chrono::nanoseconds timeout);
+// Waits until at least `num_returns` of `states` are done or `timeout` passes; returns readiness.
+std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_returns,
+                            std::chrono::nanoseconds timeout);
+// Throws the typed weft::Error stored in a failed state.
+[[noreturn]] void throw_error(const ObjectState& s);
+
+// --- tasks -----------------------------------------------------------------------------------
+StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions& opts);
+
+// --- actors ----------------------------------------------------------------------------------
+struct ActorRef {
+  ActorId id;
+  int32_t rank = -1;       // where the actor lives
+  uint64_t class_id = 0;
+};
+ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts);
+StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args);
+void kill_actor(const ActorRef& actor);
+std::optional<ActorRef> lookup_named_actor(const std::string& name);
+
+// Rank and device information for the code running now.
+std::string class_name(uint64_t class_id);
+
+}  // namespace weft::detail

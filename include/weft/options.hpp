@@ -1,0 +1,31 @@
+// Options of tasks and actors. Names and defaults follow Ray's where Ray users would look for
+// them; fields are declared in the order designated initializers use them in examples.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace weft {
+
+struct TaskOptions {
+  std::string name;                         // shown in errors and `weft list tasks`
+  double num_cpus = 1;                      // CPU slots held while the task runs
+  double num_gpus = 0;
+  std::map<std::string, double> resources;  // custom resources, e.g. {{"special", 1}}
+  double memory = 0;                        // bytes of heap the task needs (scheduling only)
+  int max_retries = 3;                      // retries after system failures (a dead rank)
+  bool retry_exceptions = false;            // also retry when the task itself throws
+};
+
+struct ActorOptions {
+  std::string name;                         // a named actor can be found with get_actor<T>(name)
+  double num_cpus = 0;                      // held for the actor's lifetime; 0 so hundreds fit
+  double num_gpus = 0;
+  std::map<std::string, double> resources;
+  double memory = 0;
+  int max_restarts = 0;                     // restarts after its rank dies
+  int max_task_retries = 0;                 // per-call retries after a restart
+  int max_concurrency = 1;                  // >1: that many calls may run at once
+};
+
+}  // namespace weft

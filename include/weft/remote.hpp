@@ -1,0 +1,37 @@
+// Remote tasks: weft::task(f).options({...}).remote(args...) → ObjectRef<R>.
+#pragma once
+
+#include "weft/detail/call_args.hpp"
+#include "weft/detail/registry.hpp"
+
+namespace weft {
+
+template <class F>
+class TaskCaller {
+ public:
+  using Traits = detail::FunctionTraits<F>;
+  explicit TaskCaller(F f) : f_(f) {}
+  TaskCaller& options(TaskOptions o) {
+    opts_ = std::move(o);
+    return *this;
+  }
+  template <class... A>
+  detail::ResultRef<typename Traits::Result> remote(A&&... args) const {
+    uint64_t id = detail::function_id_of(f_);
+    auto encoded = detail::encode_args<typename Traits::Args>(std::forward<A>(args)...);
+    return detail::ResultRef<typename Traits::Result>(
+        detail::submit_task(id, std::move(encoded), detail::to_submit_options(opts_)));
+  }
+
+ private:
+  F f_;
+  TaskOptions opts_;
+};
+
+// `f` must have been registered with WEFT_REMOTE(f).
+template <class R, class... A>
+TaskCaller<R (*)(A...)> task(R (*f)(A...)) {
+  return TaskCaller<R (*)(A...)>(f);
+}
+
+}  // namespace weft

@@ -1,0 +1,10 @@
+// Weft: Ray's tasks, actors and object store for MPI batch jobs. One header for all of it.
+#pragma once
+
+#include "weft/actor.hpp"
+#include "weft/errors.hpp"
+#include "weft/object_ref.hpp"
+#include "weft/options.hpp"
+#include "weft/remote.hpp"
+#include "weft/runtime.hpp"
+#include "weft/serialization.hpp"

@@ -1,0 +1,195 @@
+// Actors hosted on this rank: construction through the resource gate, calls reordered into each
+// caller's submission order, at most max_concurrency calls running, and death (kill or a failed
+// constructor) turning every waiting and later call into ActorDiedError.
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "core/exec_context.hpp"
+#include "weft/detail/registry.hpp"
+
+namespace weft::core {
+
+detail::ErrorInfo run_guarded(int rank, const std::string& function,
+                              const std::function<void()>& invoke);
+
+void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  ExecItem item;
+  item.kind = ExecItem::Kind::kActorCreate;
+  item.owner = src;
+  item.actor = r.get<ActorId>();
+  item.fn_id = r.get<uint64_t>();
+  item.max_concurrency = std::max(1, r.get<int32_t>());
+  item.need = sched::ResourceSet::from_bytes(r.get_str());
+  item.name = r.get_str();
+  auto [p, n] = r.rest();
+  item.args.assign(p, p + n);
+
+  auto& slot = actors_[item.actor];
+  if (!slot) {
+    slot = std::make_unique<ActorInstance>();
+    slot->id = item.actor;
+  } else if (slot->state == ActorInstance::State::kDead) {
+    return;  // killed before its creation message arrived
+  }
+  ActorInstance& a = *slot;
+  a.class_id = item.fn_id;
+  a.max_concurrency = item.max_concurrency;
+  a.name = item.name;
+  if (auto it = orphan_calls_.find(item.actor); it != orphan_calls_.end()) {
+    auto calls = std::move(it->second);
+    orphan_calls_.erase(it);
+    for (auto& [caller, c] : calls) accept_call(a, std::move(c));
+  }
+  enqueue_exec(std::move(item));
+}
+
+void EventLoop::actor_created(const ActorId& id, std::shared_ptr<void> obj, detail::ErrorInfo err) {
+  auto it = actors_.find(id);
+  if (it == actors_.end()) return;
+  ActorInstance& a = *it->second;
+  if (a.state == ActorInstance::State::kDead) return;  // killed while constructing: obj dies here
+  if (err.kind != detail::ErrorKind::kNone) {
+    kill_local_actor(a, "its constructor raised " + err.type_name + ": " + err.message);
+    return;
+  }
+  a.object = std::move(obj);
+  a.state = ActorInstance::State::kAlive;
+  pump_actor(a);
+}
+
+void EventLoop::handle_actor_call(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ActorId>();
+  ActorCallItem c;
+  c.caller = src;
+  c.seq = r.get<uint64_t>();
+  c.method = r.get<uint64_t>();
+  c.ret = r.get<ObjectId>();
+  c.skip = r.get<uint8_t>() != 0;
+  auto [p, n] = r.rest();
+  c.args.assign(p, p + n);
+  auto it = actors_.find(id);
+  if (it == actors_.end()) {
+    // A handle passed to another rank can call before the creator's message got here.
+    orphan_calls_[id].emplace_back(src, std::move(c));
+    return;
+  }
+  accept_call(*it->second, std::move(c));
+}
+
+void EventLoop::accept_call(ActorInstance& a, ActorCallItem call) {
+  if (a.state == ActorInstance::State::kDead) {
+    if (!call.skip) fail_actor_call(a, call);
+    return;
+  }
+  auto& order = a.callers[call.caller];
+  if (call.seq != order.next) {
+    order.early.emplace(call.seq, std::move(call));
+    return;
+  }
+  a.ready.push_back(std::move(call));
+  ++order.next;
+  for (auto it = order.early.begin(); it != order.early.end() && it->first == order.next;) {
+    a.ready.push_back(std::move(it->second));
+    it = order.early.erase(it);
+    ++order.next;
+  }
+  pump_actor(a);
+}
+
+void EventLoop::pump_actor(ActorInstance& a) {
+  if (a.state != ActorInstance::State::kAlive) return;
+  while (a.running < a.max_concurrency && !a.ready.empty()) {
+    ActorCallItem c = std::move(a.ready.front());
+    a.ready.pop_front();
+    if (c.skip) continue;
+    ++a.running;
+    pool_.submit([this, id = a.id, obj = a.object, c = std::move(c)]() mutable {
+      const detail::FunctionEntry* fe = detail::find_function(c.method);
+      serde::Buffer out;
+      detail::ErrorInfo e;
+      if (!fe) {
+        e.kind = detail::ErrorKind::kGeneric;
+        e.rank = rank_;
+        e.message = "method id " + std::to_string(c.method) + " is not registered on rank " +
+                    std::to_string(rank_) + " (WEFT_REMOTE(&Class::method) missing?)";
+      } else {
+        ExecContext ctx{0, fe->name.c_str()};
+        ExecContext* prev = current_exec();
+        current_exec() = &ctx;
+        e = run_guarded(rank_, fe->name,
+                        [&] { fe->invoke(obj.get(), c.args.data(), c.args.size(), out); });
+        current_exec() = prev;
+      }
+      obj.reset();
+      bool ok = e.kind == detail::ErrorKind::kNone;
+      post([id, c = std::move(c), ok, value = out.take(), e = std::move(e)](EventLoop& l) mutable {
+        l.send_result(c.ret.owner, c.ret, ok, value, e);
+        auto it = l.actors_.find(id);
+        if (it == l.actors_.end()) return;
+        ActorInstance& a = *it->second;
+        --a.running;
+        if (a.state == ActorInstance::State::kDead) {
+          if (a.running == 0) a.object.reset();
+          return;
+        }
+        l.pump_actor(a);
+      });
+    });
+  }
+}
+
+void EventLoop::fail_actor_call(const ActorInstance& a, const ActorCallItem& c) {
+  detail::ErrorInfo e;
+  e.kind = detail::ErrorKind::kActorDied;
+  e.rank = rank_;
+  const detail::FunctionEntry* fe = detail::find_function(c.method);
+  e.function = fe ? fe->name : "";
+  e.message = "actor " + detail::class_name(a.class_id) + " " + a.id.str() + " on rank " +
+              std::to_string(rank_) + " is dead: " + a.death;
+  send_result(c.ret.owner, c.ret, false, {}, e);
+}
+
+void EventLoop::kill_local_actor(ActorInstance& a, const std::string& why) {
+  if (a.state == ActorInstance::State::kDead) return;
+  a.state = ActorInstance::State::kDead;
+  a.death = why;
+  WEFT_LOG(Info) << "actor " << a.id.str() << " died: " << why;
+  for (const auto& c : a.ready)
+    if (!c.skip) fail_actor_call(a, c);
+  a.ready.clear();
+  for (auto& [caller, order] : a.callers) {
+    for (const auto& [seq, c] : order.early)
+      if (!c.skip) fail_actor_call(a, c);
+    order.early.clear();
+  }
+  used_ -= a.held;
+  a.held = sched::ResourceSet{};
+  if (a.running == 0) a.object.reset();
+  if (!a.name.empty()) {
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put_str(a.name);
+    w.put<ActorId>(a.id);
+    send(0, Msg::kNameRelease, b);
+  }
+  start_ready_exec();
+}
+
+void EventLoop::handle_kill_actor(const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ActorId>();
+  auto& slot = actors_[id];
+  if (!slot) {  // the kill overtook the creation: leave a tombstone
+    slot = std::make_unique<ActorInstance>();
+    slot->id = id;
+  }
+  kill_local_actor(*slot, "killed by weft::kill");
+  if (auto it = orphan_calls_.find(id); it != orphan_calls_.end()) {
+    auto calls = std::move(it->second);
+    orphan_calls_.erase(it);
+    for (auto& [caller, c] : calls) accept_call(*slot, std::move(c));
+  }
+}
+
+}  // namespace weft::core

@@ -1,0 +1,259 @@
+// The runtime side of include/weft/detail/runtime_api.hpp: what the public templates call.
+#include <immintrin.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "core/exec_context.hpp"
+#include "weft/errors.hpp"
+
+namespace weft::detail {
+namespace {
+
+using core::EventLoop;
+using Clock = std::chrono::steady_clock;
+
+EventLoop& loop() {
+  EventLoop* l = core::current_loop();
+  if (!l)
+    throw Error("Weft is not running: call weft::run(argc, argv, driver) or create a "
+                "weft::Runtime first");
+  return *l;
+}
+
+Clock::time_point deadline_of(std::chrono::nanoseconds timeout) {
+  return timeout.count() < 0 ? Clock::time_point::max() : Clock::now() + timeout;
+}
+
+void request_fetch(EventLoop& l, const StatePtr& s) {
+  if (s->id.owner != l.rank() && !s->fetch_requested.load(std::memory_order_relaxed))
+    l.post([s](EventLoop& loop) { loop.fetch(s); });
+}
+
+// Lends the calling task's CPU slot to the rank while it blocks, so nested tasks can run.
+class CpuLoan {
+ public:
+  explicit CpuLoan(EventLoop& l) : l_(l) {
+    core::ExecContext* ctx = core::current_exec();
+    cpus_ = ctx ? ctx->cpus : 0;
+    if (cpus_ > 0) l_.post([c = cpus_](EventLoop& loop) { loop.release_cpu(c); });
+  }
+  ~CpuLoan() {
+    if (cpus_ > 0) l_.post([c = cpus_](EventLoop& loop) { loop.acquire_cpu(c); });
+  }
+
+ private:
+  EventLoop& l_;
+  double cpus_;
+};
+
+// Blocks until pred() or the deadline: spins briefly, then (on pool threads) runs queued jobs,
+// then parks on the completion sequence.
+template <class Pred>
+bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    _mm_pause();
+  }
+  bool in_pool = core::current_exec() != nullptr;
+  CpuLoan loan(l);
+  while (true) {
+    uint32_t seen = l.completions().seq();
+    if (pred()) return true;
+    if (Clock::now() >= deadline) return false;
+    if (l.stopped()) throw Error("the Weft runtime stopped while this thread was waiting");
+    if (in_pool && l.pool().help_one()) continue;
+    auto cap = in_pool ? Clock::now() + std::chrono::microseconds(200) : deadline;
+    l.completions().park(seen, std::min(cap, deadline));
+  }
+}
+
+}  // namespace
+
+ObjectState::~ObjectState() {
+  if (EventLoop* l = core::current_loop()) l->objects().erase_expired(id);
+}
+
+int my_rank() { return loop().rank(); }
+int world_size() { return loop().size(); }
+bool runtime_active() { return core::current_loop() != nullptr; }
+
+StatePtr new_owned_state() {
+  EventLoop& l = loop();
+  auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
+  l.objects().insert(s);
+  return s;
+}
+
+StatePtr put_bytes(std::vector<char> bytes) {
+  EventLoop& l = loop();
+  auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
+  // Complete before publishing in the table, so a borrower's request never sees it pending.
+  s->payload = std::make_shared<InlinePayload>(std::move(bytes));
+  s->status_.store(ObjectStatus::kReady, std::memory_order_release);
+  l.objects().insert(s);
+  return s;
+}
+
+StatePtr state_for(const ObjectId& id) {
+  EventLoop& l = loop();
+  if (id.owner == l.rank()) {
+    if (StatePtr s = l.objects().find(id)) return s;
+    auto lost = std::make_shared<ObjectState>(id);
+    lost->error.kind = ErrorKind::kObjectLost;
+    lost->error.rank = l.rank();
+    lost->error.message = id.str() + " came back to its owner after every local ref was dropped";
+    lost->status_.store(ObjectStatus::kFailed, std::memory_order_release);
+    return lost;
+  }
+  bool created = false;
+  return l.objects().find_or_create(id, &created);
+}
+
+void mark_escaped(const StatePtr& s) {
+  if (!s) return;
+  EventLoop* l = core::current_loop();
+  if (l && s->id.owner == l->rank() && !s->escaped.exchange(true)) l->objects().pin(s);
+}
+
+bool wait_done(const StatePtr& s, std::chrono::nanoseconds timeout) {
+  if (s->done()) return true;
+  EventLoop& l = loop();
+  request_fetch(l, s);
+  return block_until(l, [&] { return s->done(); }, deadline_of(timeout));
+}
+
+std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_returns,
+                            std::chrono::nanoseconds timeout) {
+  std::vector<bool> done(states.size(), false);
+  if (states.empty()) return done;
+  EventLoop& l = loop();
+  for (const auto& s : states) request_fetch(l, s);
+  size_t cursor = 0, count = 0;
+  auto enough = [&] {
+    // Refs complete roughly in order; resume the scan where the last one stopped.
+    for (size_t n = 0; n < states.size() && count < num_returns; ++n) {
+      size_t i = (cursor + n) % states.size();
+      if (!done[i] && states[i]->done()) {
+        done[i] = true;
+        ++count;
+        cursor = i;
+      }
+    }
+    return count >= num_returns;
+  };
+  if (!enough()) block_until(l, enough, deadline_of(timeout));
+  for (size_t i = 0; i < states.size(); ++i) done[i] = states[i]->done();
+  return done;
+}
+
+void throw_error(const ObjectState& s) {
+  const ErrorInfo& e = s.error;
+  switch (e.kind) {
+    case ErrorKind::kTask: throw TaskError(e.type_name, e.message, e.function, e.rank);
+    case ErrorKind::kActorDied: throw ActorDiedError(e.message);
+    case ErrorKind::kObjectLost: throw ObjectLostError(e.message);
+    case ErrorKind::kOwnerDied: throw OwnerDiedError(e.message);
+    case ErrorKind::kInfeasible: throw InfeasibleError(e.message);
+    default: throw Error(e.message.empty() ? "failed object " + s.id.str() : e.message);
+  }
+}
+
+void throw_get_timeout(const ObjectId& id, std::chrono::nanoseconds timeout) {
+  throw GetTimeoutError("get timed out after " +
+                        std::to_string(std::chrono::duration<double, std::milli>(timeout).count()) +
+                        " ms waiting for " + id.str() + " (owner rank " +
+                        std::to_string(id.owner) + ")");
+}
+
+namespace {
+void validate(const SubmitOptions& o) {
+  auto bad = [](const std::string& what) { throw Error("invalid option: " + what); };
+  if (o.num_cpus < 0) bad("num_cpus must be ≥ 0");
+  if (o.num_gpus < 0) bad("num_gpus must be ≥ 0");
+  if (o.memory < 0) bad("memory must be ≥ 0");
+  for (const auto& [k, v] : o.resources)
+    if (v < 0 || k.empty()) bad("resource '" + k + "' must have a name and an amount ≥ 0");
+  if (o.max_concurrency < 1) bad("max_concurrency must be ≥ 1");
+}
+
+StatePtr reply_slot(EventLoop& l) {
+  return std::make_shared<ObjectState>(ObjectId{l.rank(), 1, l.next_object_seq()});
+}
+
+void post_submit(EventLoop& l, core::PendingCall* call) {
+  l.post([call](EventLoop& loop) { loop.submit(std::unique_ptr<core::PendingCall>(call)); });
+}
+}  // namespace
+
+StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions& opts) {
+  validate(opts);
+  EventLoop& l = loop();
+  auto* call = new core::PendingCall;
+  call->kind = core::PendingCall::Kind::kTask;
+  call->result = new_owned_state();
+  call->fn_id = function_id;
+  call->args = args.bytes.take();
+  call->refs = std::move(args.refs);
+  call->need = l.to_need(opts, false);
+  core::ExecContext* parent = core::current_exec();
+  call->depth = parent ? parent->depth + 1 : 0;
+  StatePtr s = call->result;
+  post_submit(l, call);
+  return s;
+}
+
+ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts) {
+  validate(opts);
+  EventLoop& l = loop();
+  auto* call = new core::PendingCall;
+  call->kind = core::PendingCall::Kind::kActorCreate;
+  call->result = reply_slot(l);
+  call->fn_id = class_id;
+  call->args = args.bytes.take();
+  call->refs = std::move(args.refs);
+  call->need = l.to_need(opts, true);
+  call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
+  call->opts = opts;
+  StatePtr reply = call->result;
+  post_submit(l, call);
+  wait_done(reply, std::chrono::nanoseconds(-1));
+  if (reply->status() == ObjectStatus::kFailed) throw_error(*reply);
+  ActorRef r;
+  std::memcpy(&r, reply->payload->data() + 1, sizeof r);
+  return r;
+}
+
+StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args) {
+  EventLoop& l = loop();
+  auto* call = new core::PendingCall;
+  call->kind = core::PendingCall::Kind::kActorCall;
+  call->result = new_owned_state();
+  call->fn_id = method_id;
+  call->args = args.bytes.take();
+  call->refs = std::move(args.refs);
+  call->actor = actor;
+  StatePtr s = call->result;
+  post_submit(l, call);
+  return s;
+}
+
+void kill_actor(const ActorRef& actor) {
+  loop().post([actor](EventLoop& l) { l.kill_actor(actor); });
+}
+
+std::optional<ActorRef> lookup_named_actor(const std::string& name) {
+  EventLoop& l = loop();
+  StatePtr reply = reply_slot(l);
+  l.post([name, reply](EventLoop& loop) { loop.request_named(name, {}, reply, false); });
+  wait_done(reply, std::chrono::nanoseconds(-1));
+  if (reply->status() == ObjectStatus::kFailed) throw_error(*reply);
+  if (reply->payload->data()[0] == 0) return std::nullopt;
+  ActorRef r;
+  std::memcpy(&r, reply->payload->data() + 1, sizeof r);
+  return r;
+}
+
+}  // namespace weft::detail

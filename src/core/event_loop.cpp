@@ -1,0 +1,237 @@
+#include "core/event_loop.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/check.hpp"
+#include "common/log.hpp"
+
+namespace weft::core {
+namespace {
+std::atomic<EventLoop*> g_loop{nullptr};
+
+std::vector<sched::RankInfo> scaled(std::vector<sched::RankInfo> ranks, int depth) {
+  for (auto& r : ranks) {
+    sched::ResourceSet s;
+    for (const auto& [name, units] : r.total) s.set_units(name, units * depth);
+    r.total = s;
+  }
+  return ranks;
+}
+}  // namespace
+
+EventLoop* current_loop() { return g_loop.load(std::memory_order_acquire); }
+void set_current_loop(EventLoop* l) { g_loop.store(l, std::memory_order_release); }
+
+EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transport& transport,
+                     std::vector<sched::RankInfo> ranks, int pool_threads)
+    : cfg_(cfg),
+      topo_(topo),
+      rank_(topo.rank),
+      size_(topo.size),
+      transport_(transport),
+      pool_(pool_threads),
+      view_(ranks),
+      dispatch_view_(scaled(ranks, static_cast<int>(std::max<int64_t>(1, cfg.get_int("pipeline_depth", 8))))),
+      load_(topo.size, 0),
+      actors_placed_(topo.size, 0),
+      total_(ranks[topo.rank].total) {}
+
+EventLoop::~EventLoop() {
+  if (thread_.joinable()) {
+    stop_ = true;
+    transport_.wake();
+    thread_.join();
+  }
+  Command* c;
+  while (commands_.try_pop(c)) delete c;
+}
+
+void EventLoop::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void EventLoop::post(Command c) {
+  commands_.push(new Command(std::move(c)));
+  transport_.wake();
+}
+
+size_t EventLoop::drain_commands() {
+  size_t n = 0;
+  Command* c;
+  while (n < 4096 && commands_.try_pop(c)) {
+    std::unique_ptr<Command> owned(c);
+    (*owned)(*this);
+    ++n;
+  }
+  return n;
+}
+
+void EventLoop::run() {
+  log::set_rank(rank_);
+  int idle = 0;
+  std::chrono::steady_clock::time_point stop_since{};
+  while (true) {
+    size_t n = drain_commands();
+    n += transport_.poll(*this);
+    if (stop_.load(std::memory_order_acquire)) {
+      auto now = std::chrono::steady_clock::now();
+      if (stop_since == std::chrono::steady_clock::time_point{}) stop_since = now;
+      // Let the shutdown messages (and anything before them) leave before this loop ends.
+      if (transport_.idle() || now - stop_since > std::chrono::seconds(2)) break;
+    }
+    if (n > 0) {
+      idle = 0;
+      continue;
+    }
+    // Adaptive back-off: spin briefly (a reply is often microseconds away), then yield, then
+    // park in the transport until a message or a local command wakes us.
+    ++idle;
+    if (idle < 200) {
+      _mm_pause();
+    } else if (idle < 400) {
+      std::this_thread::yield();
+    } else {
+      auto t = std::chrono::microseconds(std::min(2000, 20 * (idle - 399)));
+      transport_.wait(t);
+    }
+  }
+  stopped_ = true;
+  completions_.notify();
+}
+
+void EventLoop::shutdown_job(int exit_code) {
+  exit_code_ = exit_code;
+  post([exit_code](EventLoop& l) {
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put<int32_t>(exit_code);
+    for (int r = 0; r < l.size_; ++r)
+      if (r != l.rank_) l.send(r, Msg::kShutdown, b);
+    l.stop_ = true;
+  });
+}
+
+int EventLoop::wait_stopped() {
+  if (thread_.joinable()) thread_.join();
+  return exit_code_.load();
+}
+
+void EventLoop::send(int dest, Msg type, const serde::Buffer& b) {
+  transport_.send(dest, static_cast<uint16_t>(type), b.data(), b.size());
+}
+
+sched::ResourceSet EventLoop::to_need(const detail::SubmitOptions& o, bool actor) const {
+  sched::ResourceSet s;
+  for (const auto& [k, v] : o.resources) s.set(k, v);
+  if (o.num_cpus > 0) s.set("CPU", o.num_cpus);
+  if (o.num_gpus > 0) s.set("GPU", o.num_gpus);
+  if (o.memory > 0) s.set("memory", o.memory);
+  return s;
+}
+
+void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len) {
+  try {
+    switch (static_cast<Msg>(type)) {
+      case Msg::kSubmitTask: handle_submit_task(src, data, len); break;
+      case Msg::kTaskResult: handle_task_result(src, data, len); break;
+      case Msg::kGetObject: handle_get_object(src, data, len); break;
+      case Msg::kObjectValue: handle_object_value(src, data, len); break;
+      case Msg::kCreateActor: handle_create_actor(src, data, len); break;
+      case Msg::kActorCall: handle_actor_call(src, data, len); break;
+      case Msg::kKillActor: handle_kill_actor(data, len); break;
+      case Msg::kNameRegister: handle_name_register(src, data, len); break;
+      case Msg::kNameLookup: handle_name_lookup(src, data, len); break;
+      case Msg::kNameReply: handle_name_reply(data, len); break;
+      case Msg::kNameRelease: handle_name_release(data, len); break;
+      case Msg::kShutdown: {
+        WireReader r(data, len);
+        exit_code_ = r.get<int32_t>();
+        stop_ = true;
+        break;
+      }
+      default:
+        WEFT_LOG(Error) << "dropped a message of unknown type " << type << " from rank " << src;
+    }
+  } catch (const std::exception& e) {
+    WEFT_LOG(Error) << "dropped a malformed message (type " << type << ", " << len
+                    << " bytes) from rank " << src << ": " << e.what();
+  }
+}
+
+void EventLoop::on_peer_failed(int rank, const std::string& reason) {
+  WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
+  if (rank == 0 && rank_ != 0) {
+    WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";
+    exit_code_ = 1;
+    stop_ = true;
+  }
+}
+
+// --- named actors (rank 0 holds the directory) ------------------------------------------------
+
+void EventLoop::request_named(const std::string& name, detail::ActorRef ref, StatePtr reply,
+                              bool reg) {
+  uint64_t req = request_seq_++;
+  requests_[req] = std::move(reply);
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<uint64_t>(req);
+  w.put_str(name);
+  if (reg) w.put<detail::ActorRef>(ref);
+  send(0, reg ? Msg::kNameRegister : Msg::kNameLookup, b);
+}
+
+void EventLoop::handle_name_register(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  uint64_t req = r.get<uint64_t>();
+  std::string name = r.get_str();
+  auto ref = r.get<detail::ActorRef>();
+  bool ok = directory_.add(name, ref);
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<uint64_t>(req);
+  w.put<uint8_t>(ok ? 1 : 0);
+  w.put<detail::ActorRef>(ok ? ref : *directory_.find(name));
+  send(src, Msg::kNameReply, b);
+}
+
+void EventLoop::handle_name_lookup(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  uint64_t req = r.get<uint64_t>();
+  std::string name = r.get_str();
+  auto found = directory_.find(name);
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<uint64_t>(req);
+  w.put<uint8_t>(found ? 1 : 0);
+  w.put<detail::ActorRef>(found ? *found : detail::ActorRef{});
+  send(src, Msg::kNameReply, b);
+}
+
+void EventLoop::handle_name_reply(const char* data, size_t len) {
+  WireReader r(data, len);
+  uint64_t req = r.get<uint64_t>();
+  uint8_t ok = r.get<uint8_t>();
+  auto ref = r.get<detail::ActorRef>();
+  auto it = requests_.find(req);
+  if (it == requests_.end()) return;
+  StatePtr s = std::move(it->second);
+  requests_.erase(it);
+  std::vector<char> bytes(1 + sizeof ref);
+  bytes[0] = static_cast<char>(ok);
+  std::memcpy(bytes.data() + 1, &ref, sizeof ref);
+  complete_ok(*s, std::make_shared<detail::InlinePayload>(std::move(bytes)), completions_);
+  on_object_done(s);
+}
+
+void EventLoop::handle_name_release(const char* data, size_t len) {
+  WireReader r(data, len);
+  std::string name = r.get_str();
+  auto id = r.get<ActorId>();
+  directory_.remove(name, id);
+}
+
+}  // namespace weft::core

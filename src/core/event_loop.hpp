@@ -1,0 +1,229 @@
+// The rank's event loop: one thread that owns the rank's control state — the submitter's
+// pending calls and scheduling view, the executor's resource gate, the actors hosted here, the
+// head's directory on rank 0 — and is the only thread that touches the transport. Other threads
+// hand it work through a lock-free command queue and wake it; it polls the network with adaptive
+// back-off so an idle rank costs almost nothing.
+#pragma once
+
+#include <tbb/concurrent_queue.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/config.hpp"
+#include "core/object_table.hpp"
+#include "core/wire.hpp"
+#include "core/worker_pool.hpp"
+#include "head/actor_directory.hpp"
+#include "net/topology.hpp"
+#include "net/transport.hpp"
+#include "sched/cluster_view.hpp"
+#include "sched/resource_set.hpp"
+#include "weft/detail/runtime_api.hpp"
+
+namespace weft::core {
+
+class EventLoop;
+using Command = std::function<void(EventLoop&)>;
+
+// A task, actor creation or actor call that its submitter holds until its ref arguments exist.
+struct PendingCall {
+  enum class Kind : uint8_t { kTask, kActorCall, kActorCreate };
+  Kind kind = Kind::kTask;
+  StatePtr result;                 // task/call result, or the creation's reply slot
+  uint64_t fn_id = 0;              // function, method or class id
+  std::vector<char> args;          // tagged argument block (see detail::EncodedArgs)
+  std::vector<StatePtr> refs;
+  int missing = 0;
+  sched::ResourceSet need;
+  detail::ActorRef actor;          // calls and creations
+  uint64_t seq = 0;                // calls: position in this caller's order
+  uint32_t depth = 0;              // tasks: nesting depth (see ExecItem::depth)
+  detail::SubmitOptions opts;      // creations: name, concurrency
+};
+
+// Work that runs on this rank's pool, gated by its resources.
+struct ExecItem {
+  enum class Kind : uint8_t { kTask, kActorCreate };
+  Kind kind = Kind::kTask;
+  int owner = -1;                  // who gets the result
+  ObjectId ret;                    // tasks
+  uint64_t fn_id = 0;              // function or class
+  sched::ResourceSet need;
+  std::vector<char> args;          // untagged-resolved argument block
+  ActorId actor;                   // creations
+  int max_concurrency = 1;
+  std::string name;
+  // Nesting depth of the submitting task. The gate admits deeper work first, so nested
+  // tasks run depth-first and a task blocked in get() waits on a short chain, not a whole level.
+  uint32_t depth = 0;
+};
+
+struct ActorCallItem {
+  int caller = -1;
+  uint64_t seq = 0;
+  uint64_t method = 0;
+  ObjectId ret;
+  bool skip = false;               // the caller failed it already (an argument failed)
+  std::vector<char> args;
+};
+
+struct ActorInstance {
+  enum class State : uint8_t { kCreating, kAlive, kDead };
+  ActorId id;
+  uint64_t class_id = 0;
+  State state = State::kCreating;
+  std::shared_ptr<void> object;
+  int max_concurrency = 1;
+  int running = 0;
+  std::string name;
+  std::string death;               // why it died
+  sched::ResourceSet held;
+  struct CallerOrder {
+    uint64_t next = 0;
+    std::map<uint64_t, ActorCallItem> early;  // arrived before their predecessors
+  };
+  std::unordered_map<int, CallerOrder> callers;
+  std::deque<ActorCallItem> ready;
+};
+
+class EventLoop : public net::MessageSink {
+ public:
+  EventLoop(const Config& cfg, const net::Topology& topo, net::Transport& transport,
+            std::vector<sched::RankInfo> ranks, int pool_threads);
+  ~EventLoop() override;
+
+  void start();
+  // Rank 0: tells every rank to stop with `exit_code`, then stops this loop. Blocking.
+  void shutdown_job(int exit_code);
+  // Blocks until the loop has stopped (a shutdown message, or shutdown_job).
+  int wait_stopped();
+
+  // Any thread: queue a command for the loop thread.
+  void post(Command c);
+
+  // Any thread.
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  ObjectTable& objects() { return objects_; }
+  Completions& completions() { return completions_; }
+  WorkerPool& pool() { return pool_; }
+  const net::Topology& topology() const { return topo_; }
+  bool stopped() const { return stopped_.load(std::memory_order_acquire); }
+  uint64_t next_object_seq() { return object_seq_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t next_actor_seq() { return actor_seq_.fetch_add(1, std::memory_order_relaxed); }
+  sched::ResourceSet to_need(const detail::SubmitOptions& o, bool actor) const;
+
+  // MessageSink (loop thread).
+  void on_message(int src, uint16_t type, const char* data, size_t len) override;
+  void on_peer_failed(int rank, const std::string& reason) override;
+
+  // --- loop-thread operations used by commands (submitter side) ---
+  void submit(std::unique_ptr<PendingCall> call);
+  void fetch(const StatePtr& s);
+  void request_named(const std::string& name, detail::ActorRef ref, StatePtr reply, bool reg);
+  void kill_actor(const detail::ActorRef& a);
+  // Executor side.
+  void release_cpu(double cpus);
+  void acquire_cpu(double cpus);
+
+ private:
+  void run();
+  size_t drain_commands();
+  void send(int dest, Msg type, const serde::Buffer& b);
+
+  // submitter.cpp
+  void on_ready_call(std::unique_ptr<PendingCall> call);
+  void dispatch_task(std::unique_ptr<PendingCall> call);
+  int choose_target(const sched::ResourceSet& need, bool* reserved);
+  void dispatch_actor_create(std::unique_ptr<PendingCall> call);
+  void dispatch_actor_call(std::unique_ptr<PendingCall> call);
+  void fail_call(PendingCall& call, const detail::ErrorInfo& e);
+  void on_object_done(const StatePtr& s);
+  void on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
+                 detail::ErrorInfo err);
+  void handle_task_result(int src, const char* data, size_t len);
+  void handle_get_object(int src, const char* data, size_t len);
+  void handle_object_value(int src, const char* data, size_t len);
+  void reply_object(int dest, const ObjectState& s);
+  std::vector<char> resolve_args(const PendingCall& call);
+
+  // executor.cpp
+  void enqueue_exec(ExecItem item);
+  void start_ready_exec();
+  void start_exec(ExecItem item);
+  void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err);
+  void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
+                   const detail::ErrorInfo& err);
+  void handle_submit_task(int src, const char* data, size_t len);
+
+  // actor_host.cpp
+  void handle_create_actor(int src, const char* data, size_t len);
+  void handle_actor_call(int src, const char* data, size_t len);
+  void handle_kill_actor(const char* data, size_t len);
+  void actor_created(const ActorId& id, std::shared_ptr<void> obj, detail::ErrorInfo err);
+  void accept_call(ActorInstance& a, ActorCallItem call);
+  void pump_actor(ActorInstance& a);
+  void fail_actor_call(const ActorInstance& a, const ActorCallItem& c);
+  void kill_local_actor(ActorInstance& a, const std::string& why);
+
+  // head (rank 0): named actors
+  void handle_name_register(int src, const char* data, size_t len);
+  void handle_name_lookup(int src, const char* data, size_t len);
+  void handle_name_reply(const char* data, size_t len);
+  void handle_name_release(const char* data, size_t len);
+
+  const Config cfg_;
+  const net::Topology topo_;
+  const int rank_, size_;
+  net::Transport& transport_;
+  ObjectTable objects_;
+  Completions completions_;
+  WorkerPool pool_;
+
+  std::thread thread_;
+  tbb::concurrent_queue<Command*> commands_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> stopped_{false};
+  std::atomic<int> exit_code_{0};
+  std::atomic<uint64_t> object_seq_{1};
+  std::atomic<uint64_t> actor_seq_{1};
+
+  // --- submitter state (loop thread) ---
+  sched::ClusterView view_;           // true totals: feasibility
+  sched::ClusterView dispatch_view_;  // totals × pipeline depth, minus what this rank sent out
+  std::unordered_map<ObjectId, std::vector<PendingCall*>> waiting_on_;  // dep → calls
+  std::unordered_map<PendingCall*, std::unique_ptr<PendingCall>> blocked_;
+  std::vector<int64_t> load_;                         // tasks in flight per rank, from here
+  struct InFlight { int rank; bool reserved; sched::ResourceSet need; };
+  std::unordered_map<ObjectId, InFlight> inflight_;
+  std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting
+  std::unordered_map<ActorId, uint64_t> call_seq_;              // next seq per actor called
+  std::vector<int> actors_placed_;                              // per rank, by this creator
+  std::unordered_map<uint64_t, StatePtr> requests_;             // head replies
+  uint64_t request_seq_ = 1;
+
+  // --- executor state (loop thread) ---
+  sched::ResourceSet total_, used_;
+  std::map<uint32_t, std::deque<ExecItem>, std::greater<>> exec_queue_;  // by depth, deepest first
+
+  // --- actors hosted here ---
+  std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;
+  std::unordered_map<ActorId, std::vector<std::pair<int, ActorCallItem>>> orphan_calls_;
+
+  // --- head (rank 0) ---
+  head::ActorDirectory directory_;
+};
+
+// The loop of the running runtime (null when none).
+EventLoop* current_loop();
+void set_current_loop(EventLoop* l);
+
+}  // namespace weft::core

@@ -1,0 +1,178 @@
+// The executing side: a resource gate in front of the worker pool. Items wait here, in arrival
+// order, until this rank has the resources they need; a task blocked in get() lends its CPU slot.
+#include <cxxabi.h>
+
+#include <cstring>
+#include <typeinfo>
+
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "weft/detail/registry.hpp"
+#include "core/exec_context.hpp"
+
+namespace weft::core {
+
+ExecContext*& current_exec() {
+  thread_local ExecContext* ctx = nullptr;
+  return ctx;
+}
+
+namespace {
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* s = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && s ? s : name;
+  std::free(s);
+  return out;
+}
+
+}  // namespace
+
+// Runs `invoke`, turning whatever it throws into an ErrorInfo.
+detail::ErrorInfo run_guarded(int rank, const std::string& function,
+                              const std::function<void()>& invoke) {
+  detail::ErrorInfo e;
+  try {
+    invoke();
+    return e;
+  } catch (const TaskError& t) {  // a nested task failed and the body let it through
+    e.type_name = t.type_name();
+    e.message = t.message();
+  } catch (const std::exception& x) {
+    e.type_name = demangle(typeid(x).name());
+    e.message = x.what();
+  } catch (...) {
+    e.type_name = "unknown exception";
+    e.message = "(not derived from std::exception)";
+  }
+  e.kind = detail::ErrorKind::kTask;
+  e.rank = rank;
+  e.function = function;
+  return e;
+}
+
+void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  ExecItem item;
+  item.kind = ExecItem::Kind::kTask;
+  item.ret = r.get<ObjectId>();
+  item.owner = item.ret.owner;
+  item.fn_id = r.get<uint64_t>();
+  item.depth = r.get<uint32_t>();
+  item.need = sched::ResourceSet::from_bytes(r.get_str());
+  auto [p, n] = r.rest();
+  item.args.assign(p, p + n);
+  enqueue_exec(std::move(item));
+}
+
+void EventLoop::enqueue_exec(ExecItem item) {
+  exec_queue_[item.depth].push_back(std::move(item));
+  start_ready_exec();
+}
+
+void EventLoop::start_ready_exec() {
+  // Deepest first; arrival order within a depth. A level whose first item does not fit does
+  // not block shallower levels that do.
+  bool started = true;
+  while (started) {
+    started = false;
+    for (auto it = exec_queue_.begin(); it != exec_queue_.end(); ++it) {
+      if (!(used_ + it->second.front().need).fits_in(total_)) continue;
+      ExecItem item = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) exec_queue_.erase(it);
+      start_exec(std::move(item));
+      started = true;
+      break;
+    }
+  }
+}
+
+void EventLoop::start_exec(ExecItem item) {
+  if (item.kind == ExecItem::Kind::kActorCreate) {
+    auto it = actors_.find(item.actor);
+    if (it == actors_.end() || it->second->state == ActorInstance::State::kDead) return;
+    ActorInstance& a = *it->second;
+    a.held = item.need;
+    used_ += item.need;
+    pool_.submit([this, item = std::move(item)] {
+      const detail::ClassEntry* ce = detail::find_class(item.fn_id);
+      std::shared_ptr<void> obj;
+      std::string name = ce ? ce->name : "class #" + std::to_string(item.fn_id);
+      detail::ErrorInfo e;
+      if (!ce) {
+        e.kind = detail::ErrorKind::kGeneric;
+        e.message = "actor class id " + std::to_string(item.fn_id) + " is not registered on rank " +
+                    std::to_string(rank_) + " (do all ranks run the same binary?)";
+      } else {
+        ExecContext ctx{0, ce->name.c_str()};
+        ExecContext* prev = current_exec();
+        current_exec() = &ctx;
+        e = run_guarded(rank_, name + " constructor",
+                        [&] { obj = ce->construct(item.args.data(), item.args.size()); });
+        current_exec() = prev;
+      }
+      post([id = item.actor, obj = std::move(obj), e = std::move(e)](EventLoop& l) mutable {
+        l.actor_created(id, std::move(obj), std::move(e));
+      });
+    });
+    return;
+  }
+  used_ += item.need;
+  pool_.submit([this, item = std::move(item)]() mutable {
+    const detail::FunctionEntry* fe = detail::find_function(item.fn_id);
+    serde::Buffer out;
+    detail::ErrorInfo e;
+    if (!fe) {
+      e.kind = detail::ErrorKind::kGeneric;
+      e.rank = rank_;
+      e.message = "function id " + std::to_string(item.fn_id) + " is not registered on rank " +
+                  std::to_string(rank_) + " (do all ranks run the same binary?)";
+    } else {
+      ExecContext ctx{item.need.get("CPU"), fe->name.c_str(), item.depth};
+      ExecContext* prev = current_exec();
+        current_exec() = &ctx;
+      e = run_guarded(rank_, fe->name,
+                      [&] { fe->invoke(nullptr, item.args.data(), item.args.size(), out); });
+      current_exec() = prev;
+    }
+    bool ok = e.kind == detail::ErrorKind::kNone;
+    post([item = std::move(item), ok, value = out.take(), e = std::move(e)](EventLoop& l) mutable {
+      l.finish_task(item, ok, std::move(value), std::move(e));
+    });
+  });
+}
+
+void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
+                            detail::ErrorInfo err) {
+  used_ -= item.need;
+  send_result(item.owner, item.ret, ok, value, err);
+  start_ready_exec();
+}
+
+void EventLoop::send_result(int owner, const ObjectId& ret, bool ok,
+                            const std::vector<char>& value, const detail::ErrorInfo& err) {
+  if (owner == rank_) {
+    on_result(rank_, ret, ok, value.data(), value.size(), err);
+    return;
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(ret);
+  w.put<uint8_t>(ok ? 1 : 0);
+  if (ok)
+    w.put_bytes(value.data(), value.size());
+  else
+    put_error(w, err);
+  send(owner, Msg::kTaskResult, b);
+}
+
+void EventLoop::release_cpu(double cpus) {
+  used_ -= sched::ResourceSet{{"CPU", cpus}};
+  start_ready_exec();
+}
+
+void EventLoop::acquire_cpu(double cpus) { used_ += sched::ResourceSet{{"CPU", cpus}}; }
+
+}  // namespace weft::core

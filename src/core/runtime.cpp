@@ -1,0 +1,164 @@
+// Starting and stopping a rank: MPI bootstrap, topology, resources, transport, event loop; and
+// the collective shutdown that gives every rank the driver's exit code.
+#include "weft/runtime.hpp"
+
+#include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "common/config.hpp"
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "net/topology.hpp"
+#include "net/transport.hpp"
+#include "sched/resource_spec.hpp"
+#include "weft/errors.hpp"
+
+namespace weft {
+namespace {
+
+struct RankRuntime {
+  bool owns_mpi = false;
+  Config cfg;
+  net::Topology topo;
+  std::unique_ptr<net::Transport> transport;
+  std::unique_ptr<core::EventLoop> loop;
+  bool finished = false;
+  int exit_code = 0;
+};
+
+RankRuntime* g_rt = nullptr;
+
+int cores_available() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// This rank's resources: detected defaults, then --weft-resources / WEFT_RESOURCES on top.
+sched::ResourceSet local_resources(const Config& cfg, const net::Topology& topo) {
+  int local = std::max<int>(1, topo.local_ranks.size());
+  double cpus = std::max(1, cores_available() / local);
+  if (cfg.has("num_cpus")) cpus = cfg.get_double("num_cpus", cpus);
+  sched::ResourceSet r;
+  r.set("CPU", cpus);
+  sched::ResourceSet spec = sched::parse_resource_spec(cfg.get("resources", ""), topo.rank);
+  for (const auto& [name, units] : spec) r.set_units(name, units);
+  return r;
+}
+
+std::vector<sched::RankInfo> gather_ranks(const net::Topology& topo, const sched::ResourceSet& mine) {
+  std::string bytes = mine.to_bytes();
+  int len = static_cast<int>(bytes.size());
+  std::vector<int> lens(topo.size), offs(topo.size);
+  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int i = 0; i < topo.size; ++i) {
+    offs[i] = total;
+    total += lens[i];
+  }
+  std::string all(total, '\0');
+  MPI_Allgatherv(bytes.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR,
+                 MPI_COMM_WORLD);
+  std::vector<sched::RankInfo> ranks(topo.size);
+  for (int i = 0; i < topo.size; ++i) {
+    ranks[i].rank = i;
+    ranks[i].node = topo.node_of_rank[i];
+    ranks[i].nvlink_domain = topo.node_of_rank[i];
+    ranks[i].total = sched::ResourceSet::from_bytes(std::string_view(all).substr(offs[i], lens[i]));
+  }
+  return ranks;
+}
+
+void start(int* argc, char*** argv) {
+  if (g_rt) throw Error("Weft is already running in this process");
+  auto rt = std::make_unique<RankRuntime>();
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    rt->owns_mpi = true;
+    if (provided < MPI_THREAD_MULTIPLE)
+      WEFT_LOG(Warn) << "MPI provides thread level " << provided
+                     << " < MPI_THREAD_MULTIPLE; Weft uses MPI only at startup and shutdown";
+  }
+  rt->cfg = Config::from_env_and_args(argc, argv);
+  log::Level lvl;
+  if (rt->cfg.has("log_level") && log::parse_level(rt->cfg.get("log_level", ""), &lvl))
+    log::set_level(lvl);
+  rt->topo = net::discover_topology(MPI_COMM_WORLD, rt->cfg);
+  log::set_rank(rt->topo.rank);
+  auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo));
+  rt->transport = std::make_unique<net::Transport>(MPI_COMM_WORLD, rt->topo, rt->cfg);
+  double cpus = ranks[rt->topo.rank].total.get("CPU");
+  // Threads beyond the CPU slots serve actors whose calls block (sleeping, waiting on I/O);
+  // CPU-bound work is still bounded by the CPU resource, not by the thread count.
+  int threads = static_cast<int>(rt->cfg.get_int("worker_threads", std::max(4, 2 * (int)std::ceil(cpus))));
+  rt->loop = std::make_unique<core::EventLoop>(rt->cfg, rt->topo, *rt->transport, std::move(ranks),
+                                               threads);
+  core::set_current_loop(rt->loop.get());
+  rt->loop->start();
+  MPI_Barrier(MPI_COMM_WORLD);
+  WEFT_LOG(Info) << "rank " << rt->topo.rank << "/" << rt->topo.size << " up on node "
+                 << rt->topo.node << " of " << rt->topo.num_nodes << ", job " << rt->topo.job_id;
+  g_rt = rt.release();
+}
+
+int finish() {
+  if (!g_rt || g_rt->finished) return g_rt ? g_rt->exit_code : 0;
+  RankRuntime* rt = g_rt;
+  if (rt->topo.rank == 0) rt->loop->shutdown_job(rt->exit_code);
+  rt->exit_code = rt->loop->wait_stopped();
+  // Every rank's loop has stopped sending before any transport goes away.
+  MPI_Barrier(MPI_COMM_WORLD);
+  core::set_current_loop(nullptr);
+  rt->loop.reset();
+  rt->transport.reset();
+  rt->finished = true;
+  int code = rt->exit_code;
+  if (rt->owns_mpi) MPI_Finalize();
+  g_rt = nullptr;
+  delete rt;
+  return code;
+}
+
+}  // namespace
+
+Runtime::Runtime(int* argc, char*** argv) { start(argc, argv); }
+Runtime::~Runtime() { finish(); }
+bool Runtime::is_driver() const { return g_rt && g_rt->topo.rank == 0; }
+void Runtime::set_exit_code(int code) {
+  if (g_rt) g_rt->exit_code = code;
+}
+int Runtime::serve() {
+  if (!g_rt) throw Error("Weft is not running");
+  if (g_rt->topo.rank == 0) throw Error("serve() is for ranks other than 0; rank 0 is the driver");
+  return finish();
+}
+
+int run_driver(int argc, char** argv, const std::function<int()>& driver) {
+  Runtime rt(&argc, &argv);
+  if (!rt.is_driver()) return rt.serve();
+  int code = 1;
+  try {
+    code = driver();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[weft] the driver failed: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "[weft] the driver failed with an unknown exception\n");
+  }
+  rt.set_exit_code(code);
+  return finish();
+}
+
+int rank() { return g_rt ? g_rt->topo.rank : 0; }
+int world_size() { return g_rt ? g_rt->topo.size : 1; }
+int node() { return g_rt ? g_rt->topo.node : 0; }
+
+}  // namespace weft

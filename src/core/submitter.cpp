@@ -1,0 +1,350 @@
+// The owner's side of calls: holding tasks until their ref arguments exist, choosing a rank,
+// tracking what is in flight, completing results, and serving borrowers' requests for values.
+#include <cstring>
+
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "weft/detail/registry.hpp"
+#include "sched/feasibility.hpp"
+#include "sched/policy.hpp"
+
+namespace weft::core {
+
+void EventLoop::submit(std::unique_ptr<PendingCall> call) {
+  if (call->kind == PendingCall::Kind::kActorCall) call->seq = call_seq_[call->actor.id]++;
+  int missing = 0;
+  for (const auto& r : call->refs) {
+    if (r->done()) continue;
+    waiting_on_[r->id].push_back(call.get());
+    ++missing;
+    if (r->id.owner != rank_) fetch(r);
+  }
+  call->missing = missing;
+  if (missing == 0) {
+    on_ready_call(std::move(call));
+  } else {
+    PendingCall* key = call.get();
+    blocked_.emplace(key, std::move(call));
+  }
+}
+
+void EventLoop::fetch(const StatePtr& s) {
+  if (s->done() || s->id.owner == rank_) return;
+  if (s->fetch_requested.exchange(true)) return;
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(s->id);
+  send(s->id.owner, Msg::kGetObject, b);
+}
+
+void EventLoop::on_object_done(const StatePtr& s) {
+  if (auto it = subscribers_.find(s->id); it != subscribers_.end()) {
+    std::vector<int> dests = std::move(it->second);
+    subscribers_.erase(it);
+    for (int d : dests) reply_object(d, *s);
+  }
+  auto it = waiting_on_.find(s->id);
+  if (it == waiting_on_.end()) return;
+  std::vector<PendingCall*> calls = std::move(it->second);
+  waiting_on_.erase(it);
+  for (PendingCall* c : calls) {
+    if (--c->missing > 0) continue;
+    auto b = blocked_.find(c);
+    if (b == blocked_.end()) continue;
+    std::unique_ptr<PendingCall> owned = std::move(b->second);
+    blocked_.erase(b);
+    on_ready_call(std::move(owned));
+  }
+}
+
+void EventLoop::fail_call(PendingCall& call, const detail::ErrorInfo& e) {
+  if (call.kind == PendingCall::Kind::kActorCall) {
+    // The actor still has to see this position of the caller's order, or later calls would
+    // wait for it forever.
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put<ActorId>(call.actor.id);
+    w.put<uint64_t>(call.seq);
+    w.put<uint64_t>(call.fn_id);
+    w.put<ObjectId>(call.result->id);
+    w.put<uint8_t>(1);
+    send(call.actor.rank, Msg::kActorCall, b);
+  }
+  complete_error(*call.result, e, completions_);
+  on_object_done(call.result);
+}
+
+void EventLoop::on_ready_call(std::unique_ptr<PendingCall> call) {
+  for (const auto& r : call->refs) {
+    if (r->status() == detail::ObjectStatus::kFailed) {
+      fail_call(*call, r->error);  // an argument's error is the call's error
+      return;
+    }
+  }
+  switch (call->kind) {
+    case PendingCall::Kind::kTask: dispatch_task(std::move(call)); break;
+    case PendingCall::Kind::kActorCall: dispatch_actor_call(std::move(call)); break;
+    case PendingCall::Kind::kActorCreate: dispatch_actor_create(std::move(call)); break;
+  }
+}
+
+std::vector<char> EventLoop::resolve_args(const PendingCall& call) {
+  if (call.refs.empty()) return call.args;
+  std::vector<char> out;
+  serde::Reader in(call.args.data(), call.args.size());
+  size_t next_ref = 0;
+  while (!in.done()) {
+    char tag;
+    in.read(&tag, 1);
+    const char* p;
+    uint64_t n;
+    if (tag == 0) {
+      in.read(&n, sizeof n);
+      p = in.skip(n);
+    } else {
+      const auto& payload = call.refs.at(next_ref++)->payload;
+      p = payload ? payload->data() : nullptr;
+      n = payload ? payload->size() : 0;
+    }
+    size_t at = out.size();
+    out.resize(at + 1 + sizeof n + n);
+    out[at] = 0;
+    std::memcpy(out.data() + at + 1, &n, sizeof n);
+    if (n) std::memcpy(out.data() + at + 1 + sizeof n, p, n);
+  }
+  return out;
+}
+
+int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
+  sched::TaskRequest req;
+  req.need = need;
+  int target = sched::pick_rank(req, dispatch_view_, rank_);
+  if (target >= 0) {
+    dispatch_view_.allocate(target, need);
+    *reserved = true;
+    return target;
+  }
+  // Every rank is as busy as this submitter lets it be. Holding the task here could deadlock
+  // nested tasks (their parents hold the slots), so send it to the least loaded rank that can
+  // ever run it; that rank's gate queues it.
+  *reserved = false;
+  double best_load = 0;
+  for (int i = 0; i < size_; ++i) {
+    int r = (rank_ + i) % size_;
+    const auto& total = view_.info(r).total;
+    if (!need.fits_in(total)) continue;
+    double load = load_[r] / std::max(1.0, total.get("CPU"));
+    if (target < 0 || load < best_load) {
+      target = r;
+      best_load = load;
+    }
+  }
+  return target;
+}
+
+void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
+  if (auto why = sched::check_feasible(call->need, view_)) {
+    detail::ErrorInfo e;
+    e.kind = detail::ErrorKind::kInfeasible;
+    e.rank = rank_;
+    const detail::FunctionEntry* fe = detail::find_function(call->fn_id);
+    e.function = fe ? fe->name : "";
+    e.message = why->message;
+    WEFT_LOG(Warn) << "infeasible task " << e.function << ": " << e.message;
+    fail_call(*call, e);
+    return;
+  }
+  bool reserved = false;
+  int target = choose_target(call->need, &reserved);
+  ++load_[target];
+  inflight_[call->result->id] = InFlight{target, reserved, call->need};
+  std::vector<char> args = resolve_args(*call);
+  if (target == rank_) {
+    ExecItem item;
+    item.kind = ExecItem::Kind::kTask;
+    item.owner = rank_;
+    item.ret = call->result->id;
+    item.fn_id = call->fn_id;
+    item.need = call->need;
+    item.args = std::move(args);
+    item.depth = call->depth;
+    enqueue_exec(std::move(item));
+    return;
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(call->result->id);
+  w.put<uint64_t>(call->fn_id);
+  w.put<uint32_t>(call->depth);
+  w.put_str(call->need.to_bytes());
+  w.put_bytes(args.data(), args.size());
+  send(target, Msg::kSubmitTask, b);
+}
+
+void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
+                          detail::ErrorInfo err) {
+  if (auto it = inflight_.find(id); it != inflight_.end()) {
+    if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
+    --load_[it->second.rank];
+    inflight_.erase(it);
+  }
+  if (StatePtr s = objects_.find(id)) {
+    if (ok)
+      complete_ok(*s, std::make_shared<detail::InlinePayload>(std::vector<char>(data, data + len)),
+                  completions_);
+    else
+      complete_error(*s, std::move(err), completions_);
+    on_object_done(s);
+  }
+}
+
+void EventLoop::handle_task_result(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  bool ok = r.get<uint8_t>() != 0;
+  if (ok) {
+    auto [p, n] = r.rest();
+    on_result(src, id, true, p, n, {});
+  } else {
+    on_result(src, id, false, nullptr, 0, get_error(r));
+  }
+}
+
+void EventLoop::reply_object(int dest, const ObjectState& s) {
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(s.id);
+  bool ok = s.status() == detail::ObjectStatus::kReady;
+  w.put<uint8_t>(ok ? 1 : 0);
+  if (ok) {
+    if (s.payload) w.put_bytes(s.payload->data(), s.payload->size());
+  } else {
+    put_error(w, s.error);
+  }
+  send(dest, Msg::kObjectValue, b);
+}
+
+void EventLoop::handle_get_object(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  StatePtr s = objects_.find(id);
+  if (!s) {
+    ObjectState lost(id);
+    lost.error.kind = detail::ErrorKind::kObjectLost;
+    lost.error.rank = rank_;
+    lost.error.message = id.str() + " is no longer held by its owner, rank " +
+                         std::to_string(rank_) + " (every ref to it on the owner was dropped)";
+    lost.status_.store(detail::ObjectStatus::kFailed);
+    reply_object(src, lost);
+    return;
+  }
+  if (s->done()) {
+    reply_object(src, *s);
+  } else {
+    subscribers_[id].push_back(src);
+  }
+}
+
+void EventLoop::handle_object_value(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  bool ok = r.get<uint8_t>() != 0;
+  StatePtr s = objects_.find(id);
+  if (!s || s->done()) return;
+  if (ok) {
+    auto [p, n] = r.rest();
+    complete_ok(*s, std::make_shared<detail::InlinePayload>(std::vector<char>(p, p + n)),
+                completions_);
+  } else {
+    complete_error(*s, get_error(r), completions_);
+  }
+  on_object_done(s);
+}
+
+// --- actors, the caller's side ----------------------------------------------------------------
+
+void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
+  detail::ErrorInfo e;
+  e.rank = rank_;
+  e.function = detail::class_name(call->fn_id);
+  if (call->actor.rank < 0) {  // first pass: place it
+    call->args = resolve_args(*call);
+    call->refs.clear();
+    if (auto why = sched::check_feasible(call->need, view_)) {
+      e.kind = detail::ErrorKind::kInfeasible;
+      e.message = "actor " + e.function + " can never be placed: " + why->message;
+      fail_call(*call, e);
+      return;
+    }
+    // Spread actors: the feasible rank with the fewest actors placed by this creator, nearest
+    // rank first among equals so a one-rank job and the driver's own rank are natural.
+    int best = -1;
+    for (int i = 0; i < size_; ++i) {
+      int r = (rank_ + i) % size_;
+      if (!call->need.fits_in(view_.info(r).total)) continue;
+      if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
+    }
+    call->actor.rank = best;
+    ++actors_placed_[best];
+    if (!call->opts.name.empty()) {
+      // Named: the head must accept the name before the actor exists.
+      auto reply = std::make_shared<ObjectState>(ObjectId{rank_, 1, next_object_seq()});
+      call->refs.push_back(reply);
+      call->missing = 1;
+      waiting_on_[reply->id].push_back(call.get());
+      request_named(call->opts.name, call->actor, reply, true);
+      PendingCall* key = call.get();
+      blocked_.emplace(key, std::move(call));
+      return;
+    }
+  } else if (!call->refs.empty()) {  // second pass: the head answered
+    const auto& p = call->refs.back()->payload;
+    detail::ActorRef holder;
+    std::memcpy(&holder, p->data() + 1, sizeof holder);
+    if (p->data()[0] == 0) {
+      --actors_placed_[call->actor.rank];
+      e.kind = detail::ErrorKind::kGeneric;
+      e.message = "an actor named '" + call->opts.name + "' already exists (" +
+                  holder.id.str() + " on rank " + std::to_string(holder.rank) +
+                  "); names are unique per job";
+      fail_call(*call, e);
+      return;
+    }
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ActorId>(call->actor.id);
+  w.put<uint64_t>(call->fn_id);
+  w.put<int32_t>(call->opts.max_concurrency);
+  w.put_str(call->need.to_bytes());
+  w.put_str(call->opts.name);
+  w.put_bytes(call->args.data(), call->args.size());
+  send(call->actor.rank, Msg::kCreateActor, b);
+  std::vector<char> bytes(1 + sizeof(detail::ActorRef));
+  bytes[0] = 1;
+  std::memcpy(bytes.data() + 1, &call->actor, sizeof call->actor);
+  complete_ok(*call->result, std::make_shared<detail::InlinePayload>(std::move(bytes)),
+              completions_);
+}
+
+void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
+  std::vector<char> args = resolve_args(*call);
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ActorId>(call->actor.id);
+  w.put<uint64_t>(call->seq);
+  w.put<uint64_t>(call->fn_id);
+  w.put<ObjectId>(call->result->id);
+  w.put<uint8_t>(0);
+  w.put_bytes(args.data(), args.size());
+  send(call->actor.rank, Msg::kActorCall, b);
+}
+
+void EventLoop::kill_actor(const detail::ActorRef& a) {
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ActorId>(a.id);
+  send(a.rank, Msg::kKillActor, b);
+}
+
+}  // namespace weft::core

@@ -1,0 +1,102 @@
+// Control messages between ranks: their types and the helpers that encode and decode their
+// fields. Every message body starts with the wire version; a decoder that meets a version or a
+// length it does not expect throws SerializationError, and the event loop drops that message
+// with a logged error instead of crashing.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "weft/detail/object_state.hpp"
+#include "weft/errors.hpp"
+#include "weft/serialization.hpp"
+
+namespace weft::core {
+
+inline constexpr uint8_t kWireVersion = 1;
+
+enum class Msg : uint16_t {
+  kSubmitTask = 1,     // owner → executor: run a task
+  kTaskResult = 2,     // executor → owner: a task's value or error
+  kGetObject = 3,      // borrower → owner: send me this object when it is ready
+  kObjectValue = 4,    // owner → borrower: the object's value or error
+  kCreateActor = 5,    // creator → host rank
+  kActorCall = 6,      // caller → host rank
+  kKillActor = 7,      // anyone → host rank
+  kNameRegister = 8,   // creator → head
+  kNameReply = 9,      // head → requester (register and lookup)
+  kNameLookup = 10,    // anyone → head
+  kNameRelease = 11,   // host → head, when a named actor dies
+  kShutdown = 12,      // head → all
+  kLoadReport = 13,    // rank → all: free resources changed (coalesced)
+};
+
+class WireWriter {
+ public:
+  explicit WireWriter(serde::Buffer& b) : b_(b) { put<uint8_t>(kWireVersion); }
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    b_.append(&v, sizeof v);
+  }
+  void put_str(std::string_view s) {
+    put<uint32_t>(static_cast<uint32_t>(s.size()));
+    b_.append(s.data(), s.size());
+  }
+  void put_bytes(const void* p, size_t n) { b_.append(p, n); }
+  serde::Buffer& buffer() { return b_; }
+
+ private:
+  serde::Buffer& b_;
+};
+
+class WireReader {
+ public:
+  WireReader(const char* p, size_t n) : r_(p, n) {
+    if (get<uint8_t>() != kWireVersion)
+      throw SerializationError("message from a Weft build with another wire version");
+  }
+  template <class T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    r_.read(&v, sizeof v);
+    return v;
+  }
+  std::string get_str() {
+    uint32_t n = get<uint32_t>();
+    const char* p = r_.skip(n);
+    return std::string(p, n);
+  }
+  // The rest of the message.
+  std::pair<const char*, size_t> rest() {
+    size_t n = r_.remaining();
+    return {r_.skip(n), n};
+  }
+
+ private:
+  serde::Reader r_;
+};
+
+inline void put_error(WireWriter& w, const detail::ErrorInfo& e) {
+  w.put<uint8_t>(static_cast<uint8_t>(e.kind));
+  w.put<int32_t>(e.rank);
+  w.put_str(e.type_name);
+  w.put_str(e.message);
+  w.put_str(e.function);
+}
+
+inline detail::ErrorInfo get_error(WireReader& r) {
+  detail::ErrorInfo e;
+  e.kind = static_cast<detail::ErrorKind>(r.get<uint8_t>());
+  e.rank = r.get<int32_t>();
+  e.type_name = r.get_str();
+  e.message = r.get_str();
+  e.function = r.get_str();
+  return e;
+}
+
+}  // namespace weft::core

@@ -1,0 +1,64 @@
+#include "core/worker_pool.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace weft::core {
+namespace {
+thread_local int t_help_depth = 0;
+constexpr int kMaxHelpDepth = 256;  // needs the 32 MiB stacks set below
+}  // namespace
+
+WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
+  // TBB sizes its worker pool from the machine's cores; a rank may run more blocking-prone
+  // threads than that, so raise the global limit to what this rank's arena asks for.
+  size_t want = std::max<size_t>(threads_ + 1, tbb::this_task_arena::max_concurrency());
+  control_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, want);
+  // A thread blocked in get() runs other jobs on its own stack (up to kMaxHelpDepth deep).
+  stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size, 32u << 20);
+  arena_ = std::make_unique<tbb::task_arena>(threads_, 0);
+}
+
+WorkerPool::~WorkerPool() {
+  drain(2000);
+  // Jobs that never ran (the job is over) are dropped.
+  std::function<void()>* j;
+  while (jobs_.try_pop(j)) delete j;
+}
+
+void WorkerPool::submit(std::function<void()> job) {
+  outstanding_.fetch_add(1, std::memory_order_relaxed);
+  jobs_.push(new std::function<void()>(std::move(job)));
+  arena_->enqueue([this] {
+    std::function<void()>* j;
+    if (jobs_.try_pop(j)) run_job(j);
+  });
+}
+
+void WorkerPool::run_job(std::function<void()>* job) {
+  std::unique_ptr<std::function<void()>> owned(job);
+  (*owned)();
+  outstanding_.fetch_sub(1, std::memory_order_release);
+}
+
+bool WorkerPool::help_one() {
+  if (t_help_depth >= kMaxHelpDepth) return false;
+  std::function<void()>* j;
+  if (!jobs_.try_pop(j)) return false;
+  ++t_help_depth;
+  run_job(j);
+  --t_help_depth;
+  return true;
+}
+
+bool WorkerPool::drain(int ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (outstanding_.load(std::memory_order_acquire) > 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+}  // namespace weft::core

@@ -1,0 +1,40 @@
+// Where task bodies and actor methods run: a oneTBB arena fed from one job queue. A thread that
+// blocks in get() keeps the pool moving by running queued jobs itself (helping), so nested tasks
+// such as a recursive fibonacci cannot starve the pool of threads.
+#pragma once
+
+#include <tbb/concurrent_queue.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace weft::core {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads);
+  ~WorkerPool();
+
+  int threads() const { return threads_; }
+  // Queues `job` for a pool thread.
+  void submit(std::function<void()> job);
+  // Runs one queued job on the calling thread; false when the queue is empty or this thread is
+  // already helping too deeply (bounded stack).
+  bool help_one();
+  // Waits until no job is queued or running, at most `ms` milliseconds; true if drained.
+  bool drain(int ms);
+
+ private:
+  void run_job(std::function<void()>* job);
+
+  int threads_;
+  std::unique_ptr<tbb::global_control> control_, stack_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  tbb::concurrent_queue<std::function<void()>*> jobs_;
+  std::atomic<int64_t> outstanding_{0};
+};
+
+}  // namespace weft::core

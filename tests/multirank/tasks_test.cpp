@@ -1,0 +1,210 @@
+// Tasks across ranks: results, dependencies, ref arguments, errors, timeouts, wait, resources.
+#include <gtest/gtest.h>
+#include <weft/weft.hpp>
+
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <set>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+int add(int a, int b) { return a + b; }
+int where() { return weft::rank(); }
+void nothing() {}
+std::string greet(const std::string& who) { return "hello " + who; }
+std::vector<double> scale(std::vector<double> v, double k) {
+  for (double& x : v) x *= k;
+  return v;
+}
+int boom(int x) {
+  if (x > 0) throw std::invalid_argument("x must not be positive, got " + std::to_string(x));
+  return x;
+}
+int sleep_ms(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return ms;
+}
+int fib(int n) {
+  if (n < 2) return n;
+  auto a = weft::task(fib).remote(n - 1);
+  auto b = weft::task(fib).remote(n - 2);
+  return weft::get(a) + weft::get(b);
+}
+// A nested ref arrives as a ref (borrowed); the callee decides when to read it.
+int sum_refs(std::vector<weft::ObjectRef<int>> refs) {
+  int s = 0;
+  for (auto& r : weft::get(refs)) s += r;
+  return s;
+}
+std::map<std::string, int> count_words(const std::vector<std::string>& words) {
+  std::map<std::string, int> m;
+  for (const auto& w : words) ++m[w];
+  return m;
+}
+std::tuple<int, std::string, std::optional<double>> mixed(std::pair<int, std::string> p) {
+  return {p.first * 2, p.second + "!", std::optional<double>(1.5)};
+}
+int needs_special() { return weft::rank(); }
+
+}  // namespace
+
+WEFT_REMOTE(add);
+WEFT_REMOTE(where);
+WEFT_REMOTE(nothing);
+WEFT_REMOTE(greet);
+WEFT_REMOTE(scale);
+WEFT_REMOTE(boom);
+WEFT_REMOTE(sleep_ms);
+WEFT_REMOTE(fib);
+WEFT_REMOTE(sum_refs);
+WEFT_REMOTE(count_words);
+WEFT_REMOTE(mixed);
+WEFT_REMOTE(needs_special);
+
+TEST(Tasks, ResultComesBack) { EXPECT_EQ(weft::task(add).remote(2, 3).get(), 5); }
+
+TEST(Tasks, VoidTaskCompletes) {
+  auto r = weft::task(nothing).remote();
+  r.get();
+  EXPECT_TRUE(r.ready());
+}
+
+TEST(Tasks, StringsVectorsMapsTuplesCrossRanks) {
+  EXPECT_EQ(weft::get(weft::task(greet).remote(std::string("weft"))), "hello weft");
+  auto v = weft::get(weft::task(scale).remote(std::vector<double>{1, 2, 3}, 2.0));
+  EXPECT_EQ(v, (std::vector<double>{2, 4, 6}));
+  auto m = weft::get(weft::task(count_words).remote(std::vector<std::string>{"a", "b", "a"}));
+  EXPECT_EQ(m.at("a"), 2);
+  auto [x, s, o] = weft::get(weft::task(mixed).remote(std::pair<int, std::string>{4, "hi"}));
+  EXPECT_EQ(x, 8);
+  EXPECT_EQ(s, "hi!");
+  EXPECT_EQ(o, 1.5);
+}
+
+TEST(Tasks, RunOnEveryRankNotOnlyTheDriver) {
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < 200; ++i) refs.push_back(weft::task(sleep_ms).remote(1));
+  std::vector<weft::ObjectRef<int>> wh;
+  for (int i = 0; i < 64; ++i) wh.push_back(weft::task(where).options({.num_cpus = 1}).remote());
+  weft::get(refs);
+  std::set<int> ranks;
+  for (int r : weft::get(wh)) ranks.insert(r);
+  if (weft::world_size() > 1) EXPECT_GT(ranks.size(), 1u);
+}
+
+TEST(Tasks, ChainOfDependentTasks) {
+  auto r = weft::task(add).remote(0, 1);
+  for (int i = 0; i < 50; ++i) r = weft::task(add).remote(r, 1);
+  EXPECT_EQ(r.get(), 51);
+}
+
+TEST(Tasks, DiamondOfDependencies) {
+  auto top = weft::task(add).remote(1, 1);
+  auto left = weft::task(add).remote(top, 10);
+  auto right = weft::task(add).remote(top, 100);
+  auto bottom = weft::task(add).remote(left, right);
+  EXPECT_EQ(bottom.get(), 2 + 10 + 2 + 100);
+}
+
+TEST(Tasks, PutValueAsArgument) {
+  auto big = weft::put(std::vector<double>(1000, 1.0));
+  EXPECT_EQ(weft::get(weft::task(scale).remote(big, 3.0))[999], 3.0);
+}
+
+TEST(Tasks, NestedRefsStayRefsAndAreReadRemotely) {
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < 10; ++i) refs.push_back(weft::task(add).remote(i, 0));
+  refs.push_back(weft::put(100));
+  EXPECT_EQ(weft::task(sum_refs).remote(refs).get(), 45 + 100);
+}
+
+TEST(Tasks, ExceptionReachesCallerAsTaskError) {
+  auto r = weft::task(boom).remote(7);
+  try {
+    r.get();
+    FAIL() << "expected TaskError";
+  } catch (const weft::TaskError& e) {
+    EXPECT_EQ(e.type_name(), "std::invalid_argument");
+    EXPECT_NE(e.message().find("got 7"), std::string::npos);
+    EXPECT_NE(e.function().find("boom"), std::string::npos);
+    EXPECT_GE(e.rank(), 0);
+  }
+}
+
+TEST(Tasks, ErrorOfADependencyPropagates) {
+  auto bad = weft::task(boom).remote(1);
+  auto next = weft::task(add).remote(bad, 1);
+  EXPECT_THROW(next.get(), weft::TaskError);
+}
+
+TEST(Tasks, GetTimeoutRaisesGetTimeoutError) {
+  auto r = weft::task(sleep_ms).remote(2000);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(r.get(50ms), weft::GetTimeoutError);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  EXPECT_EQ(r.get(), 2000);  // still completes afterwards
+}
+
+TEST(Tasks, WaitReturnsPartialReadiness) {
+  auto fast = weft::task(sleep_ms).remote(1);
+  auto slow = weft::task(sleep_ms).remote(3000);
+  auto [ready, pending] = weft::wait({fast, slow}, 1, std::chrono::milliseconds(2000));
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].get(), 1);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_FALSE(pending[0].ready());
+  auto [r2, p2] = weft::wait(std::vector{fast, slow}, 2, std::chrono::milliseconds(10));
+  EXPECT_EQ(r2.size() + p2.size(), 2u);
+  EXPECT_THROW(weft::wait(std::vector{fast}, 2), weft::Error);
+}
+
+TEST(Tasks, InfeasibleRequestFailsFastNamingTheResource) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = weft::task(add).options({.num_cpus = 1000}).remote(1, 2);
+  try {
+    r.get(10s);
+    FAIL() << "expected InfeasibleError";
+  } catch (const weft::InfeasibleError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("CPU"), std::string::npos) << m;
+    EXPECT_NE(m.find("1000"), std::string::npos) << m;
+  }
+  auto c = weft::task(add).options({.resources = {{"unicorn", 1}}}).remote(1, 2);
+  auto [ready, pending] = weft::wait({c}, 1, 5s);
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_THROW(c.get(), weft::InfeasibleError);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+}
+
+TEST(Tasks, CustomResourceRoutesToTheRankThatHasIt) {
+  // tests/multirank/CMakeLists.txt starts this binary with WEFT_RESOURCES="1:special=1".
+  if (weft::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < 10; ++i)
+    refs.push_back(weft::task(needs_special).options({.resources = {{"special", 1}}}).remote());
+  for (int r : weft::get(refs)) EXPECT_EQ(r, 1);
+}
+
+TEST(Tasks, InvalidOptionsAreClearErrors) {
+  EXPECT_THROW(weft::task(add).options({.num_cpus = -1}).remote(1, 2), weft::Error);
+}
+
+TEST(Tasks, NestedTasksDoNotDeadlockThePool) { EXPECT_EQ(weft::task(fib).remote(12).get(), 144); }
+
+TEST(Tasks, TenThousandTasksInOneGet) {
+  std::vector<weft::ObjectRef<int>> refs;
+  refs.reserve(10000);
+  for (int i = 0; i < 10000; ++i) refs.push_back(weft::task(add).remote(i, 1));
+  auto vals = weft::get(refs);
+  long long sum = std::accumulate(vals.begin(), vals.end(), 0LL);
+  EXPECT_EQ(sum, 10000LL * 10001 / 2);
+}
+
+TEST(Tasks, EmptyRefIsAClearError) {
+  weft::ObjectRef<int> r;
+  EXPECT_THROW(r.get(), weft::Error);
+}
