@@ -1,0 +1,258 @@
+// Weft's microbenchmarks, named like Ray's release microbenchmarks so figures sit side by side,
+// each printed beside a baseline measured in the same run:
+//   - raw MPI ping-pong between ranks 0 and 1 (before the runtime starts),
+//   - a raw oneTBB task_group running empty lambdas on rank 0,
+//   - memcpy of the same bytes for object puts.
+// Run: mpirun -n 4 <loopback flags> ./weft_microbench [--quick] [--json FILE]
+#include <mpi.h>
+#include <stdlib.h>
+#include <tbb/task_group.h>
+#include <weft/weft.hpp>
+
+#include <cstring>
+#include <numeric>
+
+#include "bench_util.hpp"
+
+using weft::bench::Clock;
+using weft::bench::seconds_since;
+
+namespace {
+
+void noop() {}
+int ident(int x) { return x; }
+// A client task: submits n no-ops from whatever rank it runs on and waits for them.
+int client(int n) {
+  std::vector<weft::ObjectRef<void>> refs;
+  refs.reserve(n);
+  for (int i = 0; i < n; ++i) refs.push_back(weft::task(noop).remote());
+  for (auto& r : refs) r.get();
+  return n;
+}
+
+class Echo {
+ public:
+  Echo() = default;
+  int ping(int x) { return x; }
+};
+
+// Each client drives its own actor (n:n).
+int actor_client(weft::ActorHandle<Echo> a, int n) {
+  std::vector<weft::ObjectRef<int>> refs;
+  refs.reserve(n);
+  for (int i = 0; i < n; ++i) refs.push_back(a.task(&Echo::ping).remote(i));
+  for (auto& r : refs) r.get();
+  return n;
+}
+
+}  // namespace
+
+WEFT_REMOTE(noop);
+WEFT_REMOTE(ident);
+WEFT_REMOTE(client);
+WEFT_ACTOR(Echo);
+WEFT_REMOTE(&Echo::ping);
+WEFT_REMOTE(actor_client);
+
+namespace {
+
+double mpi_pingpong_rtt_us(int iters) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return 0;
+  char buf[8] = {};
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) {
+    if (rank == 0) {
+      MPI_Send(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      MPI_Recv(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  double us = seconds_since(t0) * 1e6 / iters;
+  MPI_Bcast(&us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return us;
+}
+
+double tbb_task_group_rate(int n) {
+  tbb::task_group g;
+  std::atomic<int> sink{0};
+  auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) g.run([&] { sink.fetch_add(1, std::memory_order_relaxed); });
+  g.wait();
+  return n / seconds_since(t0);
+}
+
+double memcpy_gbps(size_t bytes) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  std::memcpy(b.data(), a.data(), bytes);  // fault both in
+  auto t0 = Clock::now();
+  std::memcpy(b.data(), a.data(), bytes);
+  return bytes / seconds_since(t0) / 1e9;
+}
+
+template <class F>
+double rate(int n, F&& body) {
+  auto t0 = Clock::now();
+  body();
+  return n / seconds_since(t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = weft::bench::has_flag(argc, argv, "--quick");
+  std::string json = weft::bench::json_path(argc, argv);
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int world;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  // Rank 1 gets a resource only it has, so "remote" rows really cross ranks; rank 0 one for
+  // the same-rank rows.
+  setenv("WEFT_RESOURCES", "0:here=100000;1:there=100000", 0);
+
+  const int scale = quick ? 1 : 5;
+  double mpi_rtt = mpi_pingpong_rtt_us(20000);
+  int my_rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+  double tbb_rate = my_rank == 0 ? tbb_task_group_rate(200000 * scale) : 0;
+  double memcpy_100m = my_rank == 0 ? memcpy_gbps(size_t(100) << 20) : 0;
+
+  int code;
+  {
+    weft::Runtime rt(&argc, &argv);
+    if (!rt.is_driver()) {
+      code = rt.serve();
+    } else {
+      weft::bench::Report rep;
+      rep.add({"baseline", "mpi_pingpong_rtt", mpi_rtt, "us"});
+      rep.add({"baseline", "tbb_task_group_empty", tbb_rate, "per_s"});
+      rep.add({"baseline", "memcpy_100MiB", memcpy_100m, "GB_per_s"});
+      weft::TaskOptions remote{.num_cpus = 0, .resources = {{"there", 1}}};
+      weft::TaskOptions local{.num_cpus = 0, .resources = {{"here", 1}}};
+      bool multi = world > 1;
+      const weft::TaskOptions& far = multi ? remote : local;
+
+      // Warm up every path once.
+      weft::task(noop).options(far).remote().get();
+      weft::task(noop).options(local).remote().get();
+
+      int n = 2000 * scale;
+      double sync = rate(n, [&] {
+        for (int i = 0; i < n; ++i) weft::task(noop).options(far).remote().get();
+      });
+      rep.compare("single_client_tasks_sync", sync, "per_s", "1/mpi_pingpong_rtt",
+                  mpi_rtt > 0 ? 1e6 / mpi_rtt : 0);
+      rep.compare("task_sync_rtt", 1e6 / sync, "us", "mpi_pingpong_rtt", mpi_rtt);
+
+      n = 20000 * scale;
+      double async = rate(n, [&] {
+        std::vector<weft::ObjectRef<void>> refs;
+        refs.reserve(n);
+        for (int i = 0; i < n; ++i) refs.push_back(weft::task(noop).remote());
+        for (auto& r : refs) r.get();
+      });
+      rep.compare("single_client_tasks_async", async, "per_s", "target 1e6/s", 1e6);
+
+      double same_rank = rate(n, [&] {
+        std::vector<weft::ObjectRef<void>> refs;
+        refs.reserve(n);
+        for (int i = 0; i < n; ++i) refs.push_back(weft::task(noop).options(local).remote());
+        for (auto& r : refs) r.get();
+      });
+      rep.compare("same_rank_tasks_async", same_rank, "per_s", "tbb_task_group_empty", tbb_rate);
+
+      int clients = std::max(1, world);
+      int per = 2000 * scale;
+      double multi_rate = rate(clients * per, [&] {
+        std::vector<weft::ObjectRef<int>> cs;
+        for (int c = 0; c < clients; ++c) cs.push_back(weft::task(client).remote(per));
+        weft::get(cs);
+      });
+      rep.compare("multi_client_tasks_async", multi_rate, "per_s", "single_client_tasks_async",
+                  async);
+
+      auto echo = weft::actor<Echo>().options({.resources = {{multi ? "there" : "here", 1}}}).remote();
+      echo.task(&Echo::ping).remote(0).get();
+      n = 2000 * scale;
+      double a_sync = rate(n, [&] {
+        for (int i = 0; i < n; ++i) echo.task(&Echo::ping).remote(i).get();
+      });
+      rep.compare("1_1_actor_calls_sync", a_sync, "per_s", "1/mpi_pingpong_rtt",
+                  mpi_rtt > 0 ? 1e6 / mpi_rtt : 0);
+      n = 20000 * scale;
+      double a_async = rate(n, [&] {
+        std::vector<weft::ObjectRef<int>> refs;
+        refs.reserve(n);
+        for (int i = 0; i < n; ++i) refs.push_back(echo.task(&Echo::ping).remote(i));
+        for (auto& r : refs) r.get();
+      });
+      rep.compare("1_1_actor_calls_async", a_async, "per_s", "single_client_tasks_async", async);
+
+      std::vector<weft::ActorHandle<Echo>> actors;
+      for (int i = 0; i < clients; ++i) actors.push_back(weft::actor<Echo>().remote());
+      per = 2000 * scale;
+      double nn = rate(clients * per, [&] {
+        std::vector<weft::ObjectRef<int>> cs;
+        for (int c = 0; c < clients; ++c) cs.push_back(weft::task(actor_client).remote(actors[c], per));
+        weft::get(cs);
+      });
+      rep.compare("n_n_actor_calls_async", nn, "per_s", "1_1_actor_calls_async", a_async);
+
+      n = 20000 * scale;
+      std::vector<weft::ObjectRef<int>> puts;
+      puts.reserve(n);
+      double put_rate = rate(n, [&] {
+        for (int i = 0; i < n; ++i) puts.push_back(weft::put(i));
+      });
+      rep.compare("single_client_put_calls", put_rate, "per_s", "tbb_task_group_empty", tbb_rate);
+      auto one = weft::put(42);
+      double get_rate = rate(n, [&] {
+        long long s = 0;
+        for (int i = 0; i < n; ++i) s += weft::get(one);
+        if (s != 42LL * n) std::abort();
+      });
+      rep.compare("single_client_get_calls", get_rate, "per_s", "tbb_task_group_empty", tbb_rate);
+
+      std::vector<char> big(size_t(100) << 20, 7);
+      int reps = quick ? 2 : 5;
+      auto t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) {
+        auto r = weft::put(big);
+      }
+      double put_gbps = reps * double(big.size()) / seconds_since(t0) / 1e9;
+      rep.compare("single_client_put_gigabytes", put_gbps, "GB_per_s", "memcpy_100MiB", memcpy_100m);
+
+      std::vector<char> mib(1 << 20, 3);
+      n = 200 * scale;
+      double pg1 = rate(n, [&] {
+        for (int i = 0; i < n; ++i) {
+          auto r = weft::put(mib);
+          if (weft::get(r).size() != mib.size()) std::abort();
+        }
+      });
+      rep.compare("single_client_put_get_1MiB", pg1, "per_s", "memcpy_100MiB x100 (per_s)",
+                  memcpy_100m * 1e9 / (1 << 20) / 2);
+      t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) {
+        auto r = weft::put(big);
+        if (weft::get(r).size() != big.size()) std::abort();
+      }
+      double pg100 = reps * double(big.size()) / seconds_since(t0) / 1e9;
+      rep.compare("single_client_put_get_100MiB", pg100, "GB_per_s", "memcpy_100MiB / 2",
+                  memcpy_100m / 2);
+
+      std::printf("weft_microbench: %d ranks, %s\n", world, quick ? "quick" : "full");
+      rep.print();
+      rep.write_json(json);
+      rt.set_exit_code(0);
+      code = 0;
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs Weft's build and test dependencies from Debian's packages (Debian 12). Idempotent:
+# does nothing when everything is there. Needs root (or sudo).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config
+      libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhdf5-dev hdf5-tools libtbb-dev
+      libboost-serialization-dev libgtest-dev libbenchmark-dev
+      slurm-wlm munge libpmix-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+echo "[weft] installing: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
