@@ -33,7 +33,7 @@ class CheckFailure {
 
 }  // namespace weft::detail
 
-#define WEFT_CHECK(cond) \
-  if (__builtin_expect(!!(cond), 1)) { \
-  } else                               \
-    ::weft::detail::CheckFailure(#cond, __FILE__, __LINE__)
+#define WEFT_CHECK(cond)                          \
+  __builtin_expect(!!(cond), 1) ? (void)0         \
+                                : ::weft::log::Voidify() & \
+                                      ::weft::detail::CheckFailure(#cond, __FILE__, __LINE__)

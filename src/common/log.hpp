@@ -37,11 +37,18 @@ class Line {
   std::ostringstream os_;
 };
 
+// Turns a streamed line into a void expression, so WEFT_LOG works as one statement anywhere
+// (also as the body of an unbraced if) without a dangling else.
+struct Voidify {
+  template <class T>
+  void operator&(const T&) const {}
+};
+
 }  // namespace weft::log
 
 #define WEFT_LOG_ENABLED(lvl) (::weft::log::enabled(::weft::log::Level::k##lvl))
 // Usage: WEFT_LOG(Info) << "started " << n << " workers";
-#define WEFT_LOG(lvl)                \
-  if (!WEFT_LOG_ENABLED(lvl)) {      \
-  } else                             \
-    ::weft::log::Line(::weft::log::Level::k##lvl, __FILE__, __LINE__)
+#define WEFT_LOG(lvl)                                  \
+  !WEFT_LOG_ENABLED(lvl) ? (void)0                     \
+                         : ::weft::log::Voidify() &   \
+                               ::weft::log::Line(::weft::log::Level::k##lvl, __FILE__, __LINE__)
