@@ -10,6 +10,7 @@
 #include <boost/serialization/split_member.hpp>
 
 #include "weft/detail/runtime_api.hpp"
+#include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
 #include "weft/serialization.hpp"
 
@@ -71,7 +72,8 @@ T value_of(const ObjectState& s) {
   if constexpr (std::is_void_v<T>) {
     return;
   } else {
-    return serde::from_bytes<T>(s.payload->data(), s.payload->size());
+    auto p = read_payload(s);  // pins a store-backed value only while it is decoded
+    return decode_value<T>(p->data(), p->size());
   }
 }
 
@@ -150,11 +152,13 @@ std::pair<std::vector<ObjectRef<T>>, std::vector<ObjectRef<T>>> wait(
               std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
 }
 
-// Stores `value` as an object owned by this rank.
+// Stores `value` as an object owned by this rank. Values above inline_threshold (100 KiB) go to
+// the node's object store; raw values and vectors/strings of raw elements are encoded straight
+// into shared memory (one copy).
 template <class T>
 ObjectRef<std::decay_t<T>> put(T&& value) {
   static_assert(!is_object_ref<std::decay_t<T>>::value, "weft::put of an ObjectRef");
-  return ObjectRef<std::decay_t<T>>(detail::put_bytes(serde::to_bytes(value)));
+  return ObjectRef<std::decay_t<T>>(detail::put_value(value));
 }
 
 }  // namespace weft

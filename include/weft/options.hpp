@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "weft/placement_group.hpp"
+
 namespace weft {
 
 struct TaskOptions {
@@ -15,6 +17,9 @@ struct TaskOptions {
   double memory = 0;                        // bytes of heap the task needs (scheduling only)
   int max_retries = 3;                      // retries after system failures (a dead rank)
   bool retry_exceptions = false;            // also retry when the task itself throws
+  PlacementGroup placement_group;           // run inside this group's bundles (none: anywhere)
+  int bundle_index = -1;                    // that bundle; -1 = any bundle with room
+  bool capture_child_tasks = false;         // tasks it submits default to the same group
 };
 
 struct ActorOptions {
@@ -26,6 +31,9 @@ struct ActorOptions {
   int max_restarts = 0;                     // restarts after its rank dies
   int max_task_retries = 0;                 // per-call retries after a restart
   int max_concurrency = 1;                  // >1: that many calls may run at once
+  PlacementGroup placement_group;           // live inside this group's bundles
+  int bundle_index = -1;                    // that bundle; -1 = any bundle with room
+  bool capture_child_tasks = false;         // tasks its methods submit default to the group
 };
 
 }  // namespace weft

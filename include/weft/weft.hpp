@@ -5,6 +5,8 @@
 #include "weft/errors.hpp"
 #include "weft/object_ref.hpp"
 #include "weft/options.hpp"
+#include "weft/placement_group.hpp"
 #include "weft/remote.hpp"
 #include "weft/runtime.hpp"
 #include "weft/serialization.hpp"
+#include "weft/view.hpp"

@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/pg_wire.hpp"
 #include "weft/detail/registry.hpp"
 
 namespace weft::core {
@@ -20,6 +21,7 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   item.fn_id = r.get<uint64_t>();
   item.max_concurrency = std::max(1, r.get<int32_t>());
   item.need = sched::ResourceSet::from_bytes(r.get_str());
+  item.placement = get_placement(r);
   item.name = r.get_str();
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
@@ -104,7 +106,8 @@ void EventLoop::pump_actor(ActorInstance& a) {
     a.ready.pop_front();
     if (c.skip) continue;
     ++a.running;
-    pool_.submit([this, id = a.id, obj = a.object, c = std::move(c)]() mutable {
+    pool_.submit([this, id = a.id, obj = a.object, placement = a.placement,
+                  c = std::move(c)]() mutable {
       const detail::FunctionEntry* fe = detail::find_function(c.method);
       serde::Buffer out;
       detail::ErrorInfo e;
@@ -115,6 +118,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
                     std::to_string(rank_) + " (WEFT_REMOTE(&Class::method) missing?)";
       } else {
         ExecContext ctx{0, fe->name.c_str()};
+        ctx.placement = &placement;
         ExecContext* prev = current_exec();
         current_exec() = &ctx;
         e = run_guarded(rank_, fe->name,
@@ -123,8 +127,14 @@ void EventLoop::pump_actor(ActorInstance& a) {
       }
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
-      post([id, c = std::move(c), ok, value = out.take(), e = std::move(e)](EventLoop& l) mutable {
-        l.send_result(c.ret.owner, c.ret, ok, value, e);
+      std::vector<char> value = out.take();
+      int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
+      post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e),
+            stored](EventLoop& l) mutable {
+        if (stored >= 0)
+          l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored));
+        else
+          l.send_result(c.ret.owner, c.ret, ok, value, e);
         auto it = l.actors_.find(id);
         if (it == l.actors_.end()) return;
         ActorInstance& a = *it->second;
@@ -163,8 +173,9 @@ void EventLoop::kill_local_actor(ActorInstance& a, const std::string& why) {
       if (!c.skip) fail_actor_call(a, c);
     order.early.clear();
   }
-  used_ -= a.held;
+  gate_release(a.held, a.placement, a.grant);
   a.held = sched::ResourceSet{};
+  a.grant = sched::GpuGrant{};
   if (a.running == 0) a.object.reset();
   if (!a.name.empty()) {
     serde::Buffer b;

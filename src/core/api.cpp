@@ -7,6 +7,8 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/object_store_client.hpp"
+#include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
 
 namespace weft::detail {
@@ -53,9 +55,14 @@ class CpuLoan {
 // then parks on the completion sequence.
 template <class Pred>
 bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline) {
-  for (int i = 0; i < 2000; ++i) {
-    if (pred()) return true;
-    _mm_pause();
+  // Spin first: most waits on a fast task end within microseconds, and parking costs a futex
+  // wake-up (tens of microseconds on the sandboxed machines Weft is developed on).
+  auto spin_end = Clock::now() + std::chrono::microseconds(30);
+  while (Clock::now() < spin_end) {
+    for (int i = 0; i < 16; ++i) {
+      if (pred()) return true;
+      _mm_pause();
+    }
   }
   bool in_pool = core::current_exec() != nullptr;
   CpuLoan loan(l);
@@ -89,6 +96,15 @@ StatePtr new_owned_state() {
 
 StatePtr put_bytes(std::vector<char> bytes) {
   EventLoop& l = loop();
+  if (core::ObjectStoreClient* c = core::store_client(); c && bytes.size() > c->inline_threshold()) {
+    return put_sized(
+        bytes.size(),
+        [](char* dst, const void* v) {
+          const auto& b = *static_cast<const std::vector<char>*>(v);
+          std::memcpy(dst, b.data(), b.size());
+        },
+        &bytes);
+  }
   auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
   // Complete before publishing in the table, so a borrower's request never sees it pending.
   s->payload = std::make_shared<InlinePayload>(std::move(bytes));
@@ -198,6 +214,7 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
   call->need = l.to_need(opts, false);
+  core::set_placement(*call, opts);
   core::ExecContext* parent = core::current_exec();
   call->depth = parent ? parent->depth + 1 : 0;
   StatePtr s = call->result;
@@ -215,6 +232,7 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
   call->need = l.to_need(opts, true);
+  core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
   call->opts = opts;
   StatePtr reply = call->result;

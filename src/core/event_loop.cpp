@@ -37,7 +37,8 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       dispatch_view_(scaled(ranks, static_cast<int>(std::max<int64_t>(1, cfg.get_int("pipeline_depth", 8))))),
       load_(topo.size, 0),
       actors_placed_(topo.size, 0),
-      total_(ranks[topo.rank].total) {}
+      total_(ranks[topo.rank].total),
+      pg_(ranks, topo.rank) {}
 
 EventLoop::~EventLoop() {
   if (thread_.joinable()) {
@@ -71,7 +72,13 @@ size_t EventLoop::drain_commands() {
 
 void EventLoop::run() {
   log::set_rank(rank_);
-  int idle = 0;
+  // Adaptive back-off, by time since the last work: spin (a reply is often microseconds away
+  // and a futex wake costs tens of microseconds here), then yield the core, then park in the
+  // transport until a message or a local command wakes us. Tunable: loop_spin_us, loop_yield_us.
+  const auto spin_for = std::chrono::microseconds(cfg_.get_int("loop_spin_us", 50));
+  const auto yield_for = std::chrono::microseconds(cfg_.get_int("loop_yield_us", 300));
+  auto last_work = std::chrono::steady_clock::now();
+  int parks = 0;
   std::chrono::steady_clock::time_point stop_since{};
   while (true) {
     size_t n = drain_commands();
@@ -83,19 +90,18 @@ void EventLoop::run() {
       if (transport_.idle() || now - stop_since > std::chrono::seconds(2)) break;
     }
     if (n > 0) {
-      idle = 0;
+      last_work = std::chrono::steady_clock::now();
+      parks = 0;
       continue;
     }
-    // Adaptive back-off: spin briefly (a reply is often microseconds away), then yield, then
-    // park in the transport until a message or a local command wakes us.
-    ++idle;
-    if (idle < 200) {
-      _mm_pause();
-    } else if (idle < 400) {
+    auto idle = std::chrono::steady_clock::now() - last_work;
+    if (idle < spin_for) {
+      for (int i = 0; i < 16; ++i) _mm_pause();
+    } else if (idle < spin_for + yield_for) {
       std::this_thread::yield();
     } else {
-      auto t = std::chrono::microseconds(std::min(2000, 20 * (idle - 399)));
-      transport_.wait(t);
+      ++parks;
+      transport_.wait(std::chrono::microseconds(std::min(2000, 50 * parks)));
     }
   }
   stopped_ = true;
@@ -146,6 +152,22 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
       case Msg::kNameLookup: handle_name_lookup(src, data, len); break;
       case Msg::kNameReply: handle_name_reply(data, len); break;
       case Msg::kNameRelease: handle_name_release(data, len); break;
+      case Msg::kPgCreate: handle_pg_create(src, data, len); break;
+      case Msg::kPgRemove: handle_pg_remove(data, len); break;
+      case Msg::kPgSubscribe: handle_pg_subscribe(src, data, len); break;
+      case Msg::kPgUpdate: handle_pg_update(data, len); break;
+      case Msg::kPgPrepare: handle_pg_prepare(src, data, len); break;
+      case Msg::kPgPrepared: handle_pg_prepared(src, data, len); break;
+      case Msg::kPgCommit: handle_pg_commit(data, len); break;
+      case Msg::kPgRollback: handle_pg_rollback(data, len); break;
+      case Msg::kPgRelease: handle_pg_release(data, len); break;
+      case Msg::kPgFreed: handle_pg_freed(); break;
+      case Msg::kStoredResult: handle_stored_result(src, data, len); break;
+      case Msg::kObjectLocation: handle_object_location(src, data, len); break;
+      case Msg::kPullRequest: handle_pull_request(src, data, len); break;
+      case Msg::kPullReply: handle_pull_reply(src, data, len); break;
+      case Msg::kPullDone: handle_pull_done(src, data, len); break;
+      case Msg::kFreeObject: handle_free_object(data, len); break;
       case Msg::kShutdown: {
         WireReader r(data, len);
         exit_code_ = r.get<int32_t>();

@@ -18,7 +18,10 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "core/exec_context.hpp"
 #include "core/object_table.hpp"
+#include "core/object_transfer.hpp"
+#include "core/pg_state.hpp"
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
 #include "head/actor_directory.hpp"
@@ -47,6 +50,8 @@ struct PendingCall {
   uint64_t seq = 0;                // calls: position in this caller's order
   uint32_t depth = 0;              // tasks: nesting depth (see ExecItem::depth)
   detail::SubmitOptions opts;      // creations: name, concurrency
+  PgContext placement;             // placement group and bundle asked for (pg 0: none)
+  int pg_target = -1;              // the bundle's rank, once the group is known (pg_client.cpp)
 };
 
 // Work that runs on this rank's pool, gated by its resources.
@@ -64,6 +69,8 @@ struct ExecItem {
   // Nesting depth of the submitting task. The gate admits deeper work first, so nested
   // tasks run depth-first and a task blocked in get() waits on a short chain, not a whole level.
   uint32_t depth = 0;
+  PgContext placement;             // its group and bundle; gpus filled when admitted
+  sched::GpuGrant grant;           // GPU devices held while it runs
 };
 
 struct ActorCallItem {
@@ -92,6 +99,8 @@ struct ActorInstance {
   };
   std::unordered_map<int, CallerOrder> callers;
   std::deque<ActorCallItem> ready;
+  PgContext placement;             // group, bundle and GPUs it holds
+  sched::GpuGrant grant;
 };
 
 class EventLoop : public net::MessageSink {
@@ -147,8 +156,9 @@ class EventLoop : public net::MessageSink {
   void dispatch_actor_call(std::unique_ptr<PendingCall> call);
   void fail_call(PendingCall& call, const detail::ErrorInfo& e);
   void on_object_done(const StatePtr& s);
+  // `stored`: the value already lies in the node store (object_transfer.cpp); data is unused.
   void on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
-                 detail::ErrorInfo err);
+                 detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored = nullptr);
   void handle_task_result(int src, const char* data, size_t len);
   void handle_get_object(int src, const char* data, size_t len);
   void handle_object_value(int src, const char* data, size_t len);
@@ -159,7 +169,9 @@ class EventLoop : public net::MessageSink {
   void enqueue_exec(ExecItem item);
   void start_ready_exec();
   void start_exec(ExecItem item);
-  void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err);
+  // stored >= 0: the value is a primary of that size in this node's store (store_result).
+  void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err,
+                   int64_t stored = -1);
   void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
                    const detail::ErrorInfo& err);
   void handle_submit_task(int src, const char* data, size_t len);
@@ -179,6 +191,54 @@ class EventLoop : public net::MessageSink {
   void handle_name_lookup(int src, const char* data, size_t len);
   void handle_name_reply(const char* data, size_t len);
   void handle_name_release(const char* data, size_t len);
+
+  // objects in the node store: results, locations, pulls, freeing (object_transfer.cpp)
+ public:
+  void free_stored(int holder, const ObjectId& id);
+ private:
+  TransferTable& xfer();
+  void pull_object(const ObjectId& id, int holder, size_t size, bool owner_record,
+                   PulledFn done);
+  void finish_pull(const ObjectId& id, const std::string& error);
+  void await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline);
+  std::vector<char> resolve_task_args(const PendingCall& call);
+  bool fetch_stored_args(ExecItem& item);
+  void send_stored_result(int owner, const ObjectId& ret, size_t size);
+  bool reply_stored(int dest, const ObjectState& s);
+  void handle_stored_result(int src, const char* data, size_t len);
+  void handle_object_location(int src, const char* data, size_t len);
+  void handle_pull_request(int src, const char* data, size_t len);
+  void handle_pull_reply(int src, const char* data, size_t len);
+  void handle_pull_done(int src, const char* data, size_t len);
+  void handle_free_object(const char* data, size_t len);
+
+  // placement groups — submitter side (pg_client.cpp)
+ public:
+  void pg_create(sched::PgSpec spec);
+  void pg_remove(uint64_t pg);
+  void pg_subscribe(uint64_t pg);
+  PgRankState& pg_state() { return pg_; }
+ private:
+  void dispatch_pg_call(std::unique_ptr<PendingCall> call);
+  void handle_pg_update(const char* data, size_t len);
+  // head side, rank 0 (pg_head.cpp)
+  void handle_pg_create(int src, const char* data, size_t len);
+  void handle_pg_remove(const char* data, size_t len);
+  void handle_pg_subscribe(int src, const char* data, size_t len);
+  void handle_pg_prepared(int src, const char* data, size_t len);
+  void handle_pg_freed();
+  void pg_flush(head::PgOutbox& out);
+  // bundle host side: ledger and executor gate (pg_bundles.cpp)
+  enum class Admit { kRun, kWait, kReject };
+  Admit gate_admit(ExecItem& item);
+  void gate_release(const sched::ResourceSet& need, const PgContext& p,
+                    const sched::GpuGrant& grant);
+  void reject_exec(ExecItem item);
+  void start_ready_pg();
+  void handle_pg_prepare(int src, const char* data, size_t len);
+  void handle_pg_commit(const char* data, size_t len);
+  void handle_pg_rollback(const char* data, size_t len);
+  void handle_pg_release(const char* data, size_t len);
 
   const Config cfg_;
   const net::Topology topo_;
@@ -220,6 +280,13 @@ class EventLoop : public net::MessageSink {
 
   // --- head (rank 0) ---
   head::ActorDirectory directory_;
+
+  // --- data plane (object_transfer.cpp) ---
+  std::unique_ptr<TransferTable> xfer_;
+
+  // --- placement groups (every rank; the head's manager on rank 0) ---
+  PgRankState pg_;
+  std::deque<ExecItem> pg_queue_;  // work inside bundles: never queued behind plain work
 };
 
 // The loop of the running runtime (null when none).

@@ -9,6 +9,7 @@
 #include "core/event_loop.hpp"
 #include "weft/detail/registry.hpp"
 #include "core/exec_context.hpp"
+#include "core/pg_wire.hpp"
 
 namespace weft::core {
 
@@ -61,28 +62,40 @@ void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
   item.fn_id = r.get<uint64_t>();
   item.depth = r.get<uint32_t>();
   item.need = sched::ResourceSet::from_bytes(r.get_str());
+  item.placement = get_placement(r);
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
   enqueue_exec(std::move(item));
 }
 
 void EventLoop::enqueue_exec(ExecItem item) {
+  if (item.kind == ExecItem::Kind::kTask && fetch_stored_args(item)) return;  // pulled first
+  if (item.placement.pg != 0) {  // bundles have their own reservations: their own queue
+    pg_queue_.push_back(std::move(item));
+    start_ready_pg();
+    return;
+  }
   exec_queue_[item.depth].push_back(std::move(item));
   start_ready_exec();
 }
 
 void EventLoop::start_ready_exec() {
+  if (!pg_queue_.empty()) start_ready_pg();
   // Deepest first; arrival order within a depth. A level whose first item does not fit does
   // not block shallower levels that do.
   bool started = true;
   while (started) {
     started = false;
     for (auto it = exec_queue_.begin(); it != exec_queue_.end(); ++it) {
-      if (!(used_ + it->second.front().need).fits_in(total_)) continue;
+      Admit admit = gate_admit(it->second.front());  // accounts for what it takes
+      if (admit == Admit::kWait) continue;
       ExecItem item = std::move(it->second.front());
       it->second.pop_front();
       if (it->second.empty()) exec_queue_.erase(it);
-      start_exec(std::move(item));
+      if (admit == Admit::kReject)
+        reject_exec(std::move(item));
+      else
+        start_exec(std::move(item));
       started = true;
       break;
     }
@@ -92,10 +105,14 @@ void EventLoop::start_ready_exec() {
 void EventLoop::start_exec(ExecItem item) {
   if (item.kind == ExecItem::Kind::kActorCreate) {
     auto it = actors_.find(item.actor);
-    if (it == actors_.end() || it->second->state == ActorInstance::State::kDead) return;
+    if (it == actors_.end() || it->second->state == ActorInstance::State::kDead) {
+      gate_release(item.need, item.placement, item.grant);  // the gate admitted it already
+      return;
+    }
     ActorInstance& a = *it->second;
     a.held = item.need;
-    used_ += item.need;
+    a.placement = item.placement;
+    a.grant = item.grant;
     pool_.submit([this, item = std::move(item)] {
       const detail::ClassEntry* ce = detail::find_class(item.fn_id);
       std::shared_ptr<void> obj;
@@ -107,6 +124,7 @@ void EventLoop::start_exec(ExecItem item) {
                     std::to_string(rank_) + " (do all ranks run the same binary?)";
       } else {
         ExecContext ctx{0, ce->name.c_str()};
+        ctx.placement = &item.placement;
         ExecContext* prev = current_exec();
         current_exec() = &ctx;
         e = run_guarded(rank_, name + " constructor",
@@ -119,7 +137,6 @@ void EventLoop::start_exec(ExecItem item) {
     });
     return;
   }
-  used_ += item.need;
   pool_.submit([this, item = std::move(item)]() mutable {
     const detail::FunctionEntry* fe = detail::find_function(item.fn_id);
     serde::Buffer out;
@@ -130,7 +147,9 @@ void EventLoop::start_exec(ExecItem item) {
       e.message = "function id " + std::to_string(item.fn_id) + " is not registered on rank " +
                   std::to_string(rank_) + " (do all ranks run the same binary?)";
     } else {
-      ExecContext ctx{item.need.get("CPU"), fe->name.c_str(), item.depth};
+      // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
+      ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), fe->name.c_str(), item.depth};
+      ctx.placement = &item.placement;
       ExecContext* prev = current_exec();
         current_exec() = &ctx;
       e = run_guarded(rank_, fe->name,
@@ -138,16 +157,22 @@ void EventLoop::start_exec(ExecItem item) {
       current_exec() = prev;
     }
     bool ok = e.kind == detail::ErrorKind::kNone;
-    post([item = std::move(item), ok, value = out.take(), e = std::move(e)](EventLoop& l) mutable {
-      l.finish_task(item, ok, std::move(value), std::move(e));
+    std::vector<char> value = out.take();
+    int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
+    post([item = std::move(item), ok, value = std::move(value), e = std::move(e),
+          stored](EventLoop& l) mutable {
+      l.finish_task(item, ok, std::move(value), std::move(e), stored);
     });
   });
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
-                            detail::ErrorInfo err) {
-  used_ -= item.need;
-  send_result(item.owner, item.ret, ok, value, err);
+                            detail::ErrorInfo err, int64_t stored) {
+  gate_release(item.need, item.placement, item.grant);
+  if (stored >= 0)
+    send_stored_result(item.owner, item.ret, static_cast<size_t>(stored));
+  else
+    send_result(item.owner, item.ret, ok, value, err);
   start_ready_exec();
 }
 

@@ -14,6 +14,8 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/nvlink_domains.hpp"
+#include "core/object_store_client.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
 #include "sched/resource_spec.hpp"
@@ -27,6 +29,7 @@ struct RankRuntime {
   Config cfg;
   net::Topology topo;
   std::unique_ptr<net::Transport> transport;
+  std::unique_ptr<core::ObjectStoreClient> store;  // after the transport: it registers there
   std::unique_ptr<core::EventLoop> loop;
   bool finished = false;
   int exit_code = 0;
@@ -95,7 +98,10 @@ void start(int* argc, char*** argv) {
   rt->topo = net::discover_topology(MPI_COMM_WORLD, rt->cfg);
   log::set_rank(rt->topo.rank);
   auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo));
+  core::assign_nvlink_domains(rt->cfg, rt->topo, ranks);
   rt->transport = std::make_unique<net::Transport>(MPI_COMM_WORLD, rt->topo, rt->cfg);
+  rt->store = core::ObjectStoreClient::start(MPI_COMM_WORLD, rt->topo, rt->cfg, *rt->transport);
+  core::set_store_client(rt->store.get());
   double cpus = ranks[rt->topo.rank].total.get("CPU");
   // Threads beyond the CPU slots serve actors whose calls block (sleeping, waiting on I/O);
   // CPU-bound work is still bounded by the CPU resource, not by the thread count.
@@ -118,8 +124,11 @@ int finish() {
   // Every rank's loop has stopped sending before any transport goes away.
   MPI_Barrier(MPI_COMM_WORLD);
   core::set_current_loop(nullptr);
+  core::set_store_client(nullptr);  // the job is over: the store's creator drops everything
   rt->loop.reset();
   rt->transport.reset();
+  rt->store->close(MPI_COMM_WORLD);  // attached ranks first, the creator after a barrier
+  rt->store.reset();
   rt->finished = true;
   int code = rt->exit_code;
   if (rt->owns_mpi) MPI_Finalize();

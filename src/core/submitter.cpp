@@ -4,6 +4,8 @@
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/object_store_client.hpp"
+#include "core/pg_wire.hpp"
 #include "weft/detail/registry.hpp"
 #include "sched/feasibility.hpp"
 #include "sched/policy.hpp"
@@ -98,11 +100,12 @@ std::vector<char> EventLoop::resolve_args(const PendingCall& call) {
     in.read(&tag, 1);
     const char* p;
     uint64_t n;
+    std::shared_ptr<const detail::Payload> payload;  // pins a store-backed value while copied
     if (tag == 0) {
       in.read(&n, sizeof n);
       p = in.skip(n);
     } else {
-      const auto& payload = call.refs.at(next_ref++)->payload;
+      payload = open_payload(call.refs.at(next_ref++)->payload);
       p = payload ? payload->data() : nullptr;
       n = payload ? payload->size() : 0;
     }
@@ -143,7 +146,8 @@ int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
 }
 
 void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
-  if (auto why = sched::check_feasible(call->need, view_)) {
+  if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
+  if (auto why = call->pg_target >= 0 ? std::nullopt : sched::check_feasible(call->need, view_)) {
     detail::ErrorInfo e;
     e.kind = detail::ErrorKind::kInfeasible;
     e.rank = rank_;
@@ -155,10 +159,10 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     return;
   }
   bool reserved = false;
-  int target = choose_target(call->need, &reserved);
+  int target = call->pg_target >= 0 ? call->pg_target : choose_target(call->need, &reserved);
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need};
-  std::vector<char> args = resolve_args(*call);
+  std::vector<char> args = resolve_task_args(*call);  // large refs travel as locations
   if (target == rank_) {
     ExecItem item;
     item.kind = ExecItem::Kind::kTask;
@@ -168,6 +172,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     item.need = call->need;
     item.args = std::move(args);
     item.depth = call->depth;
+    item.placement = call->placement;
     enqueue_exec(std::move(item));
     return;
   }
@@ -177,19 +182,23 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   w.put<uint64_t>(call->fn_id);
   w.put<uint32_t>(call->depth);
   w.put_str(call->need.to_bytes());
+  put_placement(w, call->placement);
   w.put_bytes(args.data(), args.size());
   send(target, Msg::kSubmitTask, b);
 }
 
 void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
-                          detail::ErrorInfo err) {
+                          detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored) {
+  if (xfer_) xfer_->arg_holds.erase(id);  // the task is over: its stored arguments may go
   if (auto it = inflight_.find(id); it != inflight_.end()) {
     if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
     --load_[it->second.rank];
     inflight_.erase(it);
   }
   if (StatePtr s = objects_.find(id)) {
-    if (ok)
+    if (ok && stored)
+      complete_ok(*s, std::move(stored), completions_);
+    else if (ok)
       complete_ok(*s, std::make_shared<detail::InlinePayload>(std::vector<char>(data, data + len)),
                   completions_);
     else
@@ -211,6 +220,7 @@ void EventLoop::handle_task_result(int src, const char* data, size_t len) {
 }
 
 void EventLoop::reply_object(int dest, const ObjectState& s) {
+  if (reply_stored(dest, s)) return;  // a store-backed value: the borrower pulls it
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(s.id);
@@ -270,7 +280,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   if (call->actor.rank < 0) {  // first pass: place it
     call->args = resolve_args(*call);
     call->refs.clear();
-    if (auto why = sched::check_feasible(call->need, view_)) {
+    if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
+    if (auto why = call->pg_target >= 0 ? std::nullopt : sched::check_feasible(call->need, view_)) {
       e.kind = detail::ErrorKind::kInfeasible;
       e.message = "actor " + e.function + " can never be placed: " + why->message;
       fail_call(*call, e);
@@ -278,8 +289,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     }
     // Spread actors: the feasible rank with the fewest actors placed by this creator, nearest
     // rank first among equals so a one-rank job and the driver's own rank are natural.
-    int best = -1;
-    for (int i = 0; i < size_; ++i) {
+    int best = call->pg_target;  // a placement group's bundle decided already
+    for (int i = 0; call->pg_target < 0 && i < size_; ++i) {
       int r = (rank_ + i) % size_;
       if (!call->need.fits_in(view_.info(r).total)) continue;
       if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
@@ -317,6 +328,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   w.put<uint64_t>(call->fn_id);
   w.put<int32_t>(call->opts.max_concurrency);
   w.put_str(call->need.to_bytes());
+  put_placement(w, call->placement);
   w.put_str(call->opts.name);
   w.put_bytes(call->args.data(), call->args.size());
   send(call->actor.rank, Msg::kCreateActor, b);

@@ -32,6 +32,24 @@ enum class Msg : uint16_t {
   kNameRelease = 11,   // host → head, when a named actor dies
   kShutdown = 12,      // head → all
   kLoadReport = 13,    // rank → all: free resources changed (coalesced)
+  // objects in the node store (object_transfer.cpp)
+  kStoredResult = 20,  // executor → owner: the result is a primary in the executor's node store
+  kObjectLocation = 21,  // owner → borrower: the value lies in `holder`'s node store
+  kPullRequest = 22,   // reader → holder: pin this object and tell me where it is
+  kPullReply = 23,     // holder → reader: offset and size in the segment, bytes, or an error
+  kPullDone = 24,      // reader → holder: my copy is done; unpin
+  kFreeObject = 25,    // owner → holder: the object is dead; remove the primary
+  // placement groups (pg_*.cpp)
+  kPgCreate = 30,      // creator → head: a new group
+  kPgRemove = 31,      // anyone → head
+  kPgSubscribe = 32,   // rank → head: send me this group's state now and on every change
+  kPgUpdate = 33,      // head → subscribers: state, reason, bundles, locations
+  kPgPrepare = 34,     // head → rank: reserve one bundle (phase one)
+  kPgPrepared = 35,    // rank → head: ok + device ids, or why not
+  kPgCommit = 36,      // head → rank: the group's prepared bundles are committed (phase two)
+  kPgRollback = 37,    // head → rank: undo the group's prepared bundles
+  kPgRelease = 38,     // head → rank: the group was removed; free its bundles
+  kPgFreed = 39,       // rank → head: resources freed after this rank refused a prepare
 };
 
 class WireWriter {

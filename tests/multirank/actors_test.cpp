@@ -124,7 +124,9 @@ TEST(Actors, EachRemoteCallerKeepsItsOwnOrder) {
   std::map<int, int> last;
   for (int x : h) {
     int base = x / 1000;
-    if (last.count(base)) EXPECT_GT(x, last[base]);
+    if (last.count(base)) {
+      EXPECT_GT(x, last[base]);
+    }
     last[base] = x;
   }
 }
@@ -134,6 +136,7 @@ TEST(Actors, NamedActorsAreFoundByName) {
   auto same = weft::get_actor<Counter>("named-ctr");
   ASSERT_TRUE(same.has_value());
   EXPECT_EQ(same->task(&Counter::incr).remote(1).get(), 8);
+  EXPECT_EQ(same->id(), c.id());
   EXPECT_FALSE(weft::get_actor<Counter>("no-such-actor").has_value());
   EXPECT_THROW(weft::actor<Counter>(0).options({.name = "named-ctr"}).remote(), weft::Error);
   EXPECT_THROW(weft::get_actor<Sleeper>("named-ctr"), weft::Error);

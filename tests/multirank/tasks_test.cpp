@@ -93,7 +93,9 @@ TEST(Tasks, RunOnEveryRankNotOnlyTheDriver) {
   weft::get(refs);
   std::set<int> ranks;
   for (int r : weft::get(wh)) ranks.insert(r);
-  if (weft::world_size() > 1) EXPECT_GT(ranks.size(), 1u);
+  if (weft::world_size() > 1) {
+    EXPECT_GT(ranks.size(), 1u);
+  }
 }
 
 TEST(Tasks, ChainOfDependentTasks) {

@@ -63,6 +63,9 @@ inline SubmitOptions to_submit_options(const TaskOptions& o) {
   s.max_retries = o.max_retries;
   s.retry_exceptions = o.retry_exceptions;
   s.name = o.name;
+  s.placement_group = o.placement_group.id();
+  s.bundle_index = o.bundle_index;
+  s.capture_child_tasks = o.capture_child_tasks;
   return s;
 }
 
@@ -76,6 +79,9 @@ inline SubmitOptions to_submit_options(const ActorOptions& o) {
   s.max_restarts = o.max_restarts;
   s.max_task_retries = o.max_task_retries;
   s.max_concurrency = o.max_concurrency;
+  s.placement_group = o.placement_group.id();
+  s.bundle_index = o.bundle_index;
+  s.capture_child_tasks = o.capture_child_tasks;
   return s;
 }
 

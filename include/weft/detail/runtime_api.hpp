@@ -28,6 +28,10 @@ struct SubmitOptions {
   int max_restarts = 0;
   int max_task_retries = 0;
   int max_concurrency = 1;
+  // placement groups (0 = none)
+  uint64_t placement_group = 0;
+  int bundle_index = -1;
+  bool capture_child_tasks = false;
 };
 
 // Arguments of one call, encoded: per argument a tag byte (0 = inline value, 1 = a ref to be

@@ -1,0 +1,59 @@
+// put() into the node store, reads that pin store objects only while they are read, and the
+// store's figures for tests and tools (include/weft/detail/store_api.hpp).
+#include <cstring>
+
+#include "core/event_loop.hpp"
+#include "core/object_store_client.hpp"
+#include "weft/detail/store_api.hpp"
+#include "weft/errors.hpp"
+
+namespace weft::detail {
+
+std::shared_ptr<const Payload> read_payload(const ObjectState& s) {
+  return core::open_payload(s.payload);
+}
+
+StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ctx) {
+  core::EventLoop* l = core::current_loop();
+  if (!l) {
+    throw Error(
+        "Weft is not running: call weft::run(argc, argv, driver) or create a "
+        "weft::Runtime first");
+  }
+  core::ObjectStoreClient* c = core::store_client();
+  auto s = std::make_shared<ObjectState>(ObjectId{l->rank(), 0, l->next_object_seq()});
+  if (!c || size <= c->inline_threshold()) {
+    std::vector<char> bytes(size);
+    if (size) fill(bytes.data(), ctx);
+    s->payload = std::make_shared<InlinePayload>(std::move(bytes));
+  } else {
+    s->payload = c->put_primary(s->id, size, fill, ctx);
+  }
+  // Complete before publishing in the table, so a borrower's request never sees it pending.
+  s->status_.store(ObjectStatus::kReady, std::memory_order_release);
+  l->objects().insert(s);
+  return s;
+}
+
+StoreInfo local_store_info() {
+  StoreInfo i;
+  core::ObjectStoreClient* c = core::store_client();
+  if (!c) return i;
+  store::StoreStats st = c->store().stats();
+  i.segment_base = reinterpret_cast<uintptr_t>(c->store().base());
+  i.segment_size = c->store().segment_size();
+  i.capacity = st.capacity;
+  i.used = st.used;
+  i.primary_bytes = st.primary_bytes;
+  i.secondary_bytes = st.secondary_bytes;
+  i.spilled_bytes = st.spilled_bytes;
+  i.fallback_bytes = st.fallback_bytes;
+  i.num_objects = st.num_objects;
+  i.spills = st.spills;
+  i.restores = st.restores;
+  i.evictions = st.evictions;
+  i.inline_threshold = c->inline_threshold();
+  return i;
+}
+
+}  // namespace weft::detail

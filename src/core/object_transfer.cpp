@@ -1,0 +1,451 @@
+// The data plane: values above the inline threshold stay in the node store of the rank that made
+// them (the primary); the owner records where, borrowers learn it from the owner, and a reader on
+// another node pulls a secondary copy with RMA from the holder's registered segment. A same-node
+// reader never copies: it maps the same segment.
+//
+// Pull protocol (reader R, holder H on another node):
+//   R → H kPullRequest(id)       H pins the object (restoring it if spilled) so it cannot move
+//   H → R kPullReply(offset)     or the bytes (fallback objects), or an error
+//   R: create a secondary, rma_get into it, seal
+//   R → H kPullDone(id)          H unpins
+#include <cstring>
+
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "core/object_store_client.hpp"
+
+namespace weft::core {
+namespace {
+
+enum class PullMode : uint8_t { kError = 0, kSegment = 1, kBytes = 2 };
+
+detail::ErrorInfo lost_error(int rank, const std::string& msg) {
+  detail::ErrorInfo e;
+  e.kind = detail::ErrorKind::kObjectLost;
+  e.rank = rank;
+  e.message = msg;
+  return e;
+}
+
+}  // namespace
+
+int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
+                     detail::ErrorInfo& err) {
+  ObjectStoreClient* c = store_client();
+  if (!ok || !c || value.size() <= c->inline_threshold()) return -1;
+  try {
+    store::WritableObject w = c->store().create(ret, value.size(), /*primary=*/true);
+    std::memcpy(w.data().data(), value.data(), value.size());
+    w.seal();
+  } catch (const std::exception& e) {
+    ok = false;
+    err.kind = detail::ErrorKind::kGeneric;
+    err.rank = c->topology().rank;
+    err.message = "the result " + ret.str() + " (" + std::to_string(value.size()) +
+                  " bytes) could not be stored on node " + std::to_string(c->topology().node) +
+                  ": " + e.what();
+    value.clear();
+    return -1;
+  }
+  int64_t n = static_cast<int64_t>(value.size());
+  std::vector<char>().swap(value);
+  return n;
+}
+
+TransferTable& EventLoop::xfer() {
+  if (!xfer_) xfer_ = std::make_unique<TransferTable>();
+  return *xfer_;
+}
+
+// --- results and locations --------------------------------------------------------------------
+
+void EventLoop::send_stored_result(int owner, const ObjectId& ret, size_t size) {
+  if (owner == rank_) {
+    auto p = std::make_shared<StorePayload>(ret, rank_, size, /*owner_record=*/true, std::nullopt);
+    on_result(rank_, ret, true, nullptr, 0, {}, std::move(p));
+    return;
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(ret);
+  w.put<int32_t>(rank_);
+  w.put<uint64_t>(size);
+  send(owner, Msg::kStoredResult, b);
+}
+
+void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  int holder = r.get<int32_t>();
+  auto size = r.get<uint64_t>();
+  if (!objects_.find(id)) {
+    on_result(src, id, false, nullptr, 0, {});  // nobody wants it: release the slot, free it
+    free_stored(holder, id);
+    return;
+  }
+  // The owner keeps a copy on its own node, so its later reads and borrowers' requests never
+  // wait on another node.
+  pull_object(id, holder, size, /*owner_record=*/true,
+              [this, src, id](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+                if (p)
+                  on_result(src, id, true, nullptr, 0, {}, std::move(p));
+                else
+                  on_result(src, id, false, nullptr, 0, std::move(e));
+              });
+}
+
+bool EventLoop::reply_stored(int dest, const ObjectState& s) {
+  if (s.status() != detail::ObjectStatus::kReady) return false;
+  auto* sp = dynamic_cast<const StorePayload*>(s.payload.get());
+  if (!sp) return false;
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(s.id);
+  w.put<int32_t>(sp->holder());
+  w.put<uint64_t>(sp->size());
+  send(dest, Msg::kObjectLocation, b);
+  return true;
+}
+
+void EventLoop::handle_object_location(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  int holder = r.get<int32_t>();
+  auto size = r.get<uint64_t>();
+  StatePtr s = objects_.find(id);
+  if (!s || s->done()) return;
+  pull_object(id, holder, size, /*owner_record=*/false,
+              [this, id](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+                StatePtr s = objects_.find(id);
+                if (!s || s->done()) return;
+                if (p)
+                  complete_ok(*s, std::move(p), completions_);
+                else
+                  complete_error(*s, std::move(e), completions_);
+                on_object_done(s);
+              });
+}
+
+// --- pulling ----------------------------------------------------------------------------------
+
+void EventLoop::pull_object(const ObjectId& id, int holder, size_t size, bool owner_record,
+                            PulledFn done) {
+  ObjectStoreClient* c = store_client();
+  if (!c) {
+    done(nullptr, lost_error(rank_, "no object store on rank " + std::to_string(rank_)));
+    return;
+  }
+  if (topo_.same_node(holder)) {  // same segment: nothing to copy, ever
+    done(std::make_shared<StorePayload>(id, holder, size, owner_record, std::nullopt), {});
+    return;
+  }
+  if (auto v = c->store().get(id)) {  // another rank of this node pulled it already
+    done(std::make_shared<StorePayload>(id, holder, size, owner_record, std::move(v)), {});
+    return;
+  }
+  auto& pull = xfer().pulls[id];
+  pull.waiters.push_back({owner_record, std::move(done)});
+  if (pull.waiters.size() > 1) return;
+  pull.holder = holder;
+  pull.size = size;
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(id);
+  send(holder, Msg::kPullRequest, b);
+}
+
+void EventLoop::finish_pull(const ObjectId& id, const std::string& error) {
+  auto it = xfer().pulls.find(id);
+  if (it == xfer().pulls.end()) return;
+  TransferTable::Pull pull = std::move(it->second);
+  xfer().pulls.erase(it);
+  for (auto& w : pull.waiters) {
+    std::optional<store::ObjectView> v;
+    std::string why = error;
+    if (why.empty()) {
+      try {
+        v = store_client()->store().get(id);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!v && why.empty()) why = "the copy vanished from this node's store";
+    }
+    if (v)
+      w.done(
+          std::make_shared<StorePayload>(id, pull.holder, pull.size, w.owner_record, std::move(v)),
+          {});
+    else
+      w.done(nullptr, lost_error(rank_, "pulling " + id.str() + " from rank " +
+                                            std::to_string(pull.holder) + " failed: " + why));
+  }
+}
+
+void EventLoop::handle_pull_request(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(id);
+  std::optional<store::ObjectView> v;
+  std::string error;
+  try {
+    if (ObjectStoreClient* c = store_client()) v = c->store().get(id);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!v) {
+    w.put<uint8_t>(static_cast<uint8_t>(PullMode::kError));
+    w.put_str(error.empty() ? "node " + std::to_string(topo_.node) + " does not hold it (freed?)"
+                            : error);
+    send(src, Msg::kPullReply, b);
+    return;
+  }
+  if (!v->in_segment()) {  // a fallback file: not registered memory, send the bytes
+    w.put<uint8_t>(static_cast<uint8_t>(PullMode::kBytes));
+    transport_.send(src, static_cast<uint16_t>(Msg::kPullReply), b.data(), b.size(), v->data(),
+                    v->size());
+    return;
+  }
+  w.put<uint8_t>(static_cast<uint8_t>(PullMode::kSegment));
+  w.put<uint64_t>(store_client()->store().offset_of(*v));
+  w.put<uint64_t>(v->size());
+  send(src, Msg::kPullReply, b);
+  xfer().lent.emplace(std::make_pair(src, id), std::move(*v));
+}
+
+void EventLoop::handle_pull_reply(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  auto mode = static_cast<PullMode>(r.get<uint8_t>());
+  auto it = xfer().pulls.find(id);
+  if (it == xfer().pulls.end()) return;
+  if (mode == PullMode::kError) {
+    finish_pull(id, r.get_str());
+    return;
+  }
+  store::NodeStore& st = store_client()->store();
+  uint64_t offset = 0, size = 0;
+  const char* bytes = nullptr;
+  if (mode == PullMode::kSegment) {
+    offset = r.get<uint64_t>();
+    size = r.get<uint64_t>();
+  } else {
+    auto [p, n] = r.rest();
+    bytes = p;
+    size = n;
+  }
+  auto done_with_holder = [this, src, id, mode] {
+    if (mode != PullMode::kSegment) return;
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put<ObjectId>(id);
+    send(src, Msg::kPullDone, b);
+  };
+  std::shared_ptr<store::WritableObject> copy;
+  try {
+    copy = std::make_shared<store::WritableObject>(st.create(id, size, /*primary=*/false));
+  } catch (const ObjectStoreFullError& e) {
+    done_with_holder();
+    finish_pull(id, std::string("no room for a copy on node ") + std::to_string(topo_.node) + ": " +
+                        e.what());
+    return;
+  } catch (const std::exception& e) {
+    // The id exists: another rank of this node is making the same copy. Use its copy.
+    done_with_holder();
+    await_copy(id, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+    return;
+  }
+  if (mode == PullMode::kBytes) {
+    if (size) std::memcpy(copy->data().data(), bytes, size);
+    copy->seal();
+    finish_pull(id, "");
+    return;
+  }
+  transport_.rma_get(src, store_client()->region(), offset, copy->data().data(), size,
+                     [this, id, copy, done_with_holder](bool ok, const std::string& error) {
+                       done_with_holder();
+                       if (ok) copy->seal();
+                       finish_pull(id, ok ? "" : "RMA read failed: " + error);
+                     });
+}
+
+void EventLoop::await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline) {
+  std::optional<store::ObjectView> v;
+  try {
+    v = store_client()->store().get(id);
+  } catch (const std::exception& e) {
+    finish_pull(id, e.what());
+    return;
+  }
+  if (v) {
+    finish_pull(id, "");
+  } else if (std::chrono::steady_clock::now() > deadline) {
+    finish_pull(id, "another rank of this node never finished its copy");
+  } else {
+    // Rare (two ranks of one node pulling the same object at once) and short: re-check on
+    // the loop's next round instead of blocking it.
+    post([id, deadline](EventLoop& l) { l.await_copy(id, deadline); });
+  }
+}
+
+void EventLoop::handle_pull_done(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  auto it = xfer().lent.find(std::make_pair(src, id));
+  if (it != xfer().lent.end()) xfer().lent.erase(it);
+}
+
+// --- large ref arguments ----------------------------------------------------------------------
+// A ref argument whose value lies in a store travels as (tag 2, id, holder, size) instead of its
+// bytes; the executor pulls it into its own node's store (nothing to pull on the holder's node)
+// on the loop, then copies it into the argument block and queues the task, so no pool thread
+// waits on the network. The owner keeps the refs until the task's result arrives.
+
+namespace {
+constexpr char kTagInline = 0, kTagStored = 2;
+struct StoredArg {
+  ObjectId id;
+  int32_t holder;
+  uint64_t size;
+};
+}  // namespace
+
+std::vector<char> EventLoop::resolve_task_args(const PendingCall& call) {
+  bool any = false;
+  for (const auto& r : call.refs)
+    any |= r->status() == detail::ObjectStatus::kReady &&
+           dynamic_cast<const StorePayload*>(r->payload.get()) != nullptr;
+  if (!any) return resolve_args(call);
+  std::vector<char> out;
+  serde::Reader in(call.args.data(), call.args.size());
+  size_t next_ref = 0;
+  auto append = [&out](const void* p, size_t n) {
+    out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  };
+  while (!in.done()) {
+    char tag;
+    in.read(&tag, 1);
+    if (tag == kTagInline) {
+      uint64_t n;
+      in.read(&n, sizeof n);
+      append(&tag, 1);
+      append(&n, sizeof n);
+      append(in.skip(n), n);
+      continue;
+    }
+    const StatePtr& r = call.refs.at(next_ref++);
+    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) {
+      StoredArg a{r->id, sp->holder(), sp->size()};
+      append(&kTagStored, 1);
+      append(&a, sizeof a);
+    } else {
+      uint64_t n = r->payload ? r->payload->size() : 0;
+      append(&kTagInline, 1);
+      append(&n, sizeof n);
+      if (n) append(r->payload->data(), n);
+    }
+  }
+  xfer().arg_holds[call.result->id] = call.refs;
+  return out;
+}
+
+bool EventLoop::fetch_stored_args(ExecItem& item) {
+  struct Fetch {
+    ExecItem item;
+    std::vector<StoredArg> args;
+    std::vector<std::shared_ptr<const detail::Payload>> got;
+    size_t missing = 0;
+    detail::ErrorInfo error;
+  };
+  std::vector<StoredArg> stored;
+  serde::Reader in(item.args.data(), item.args.size());
+  while (!in.done()) {
+    char tag;
+    in.read(&tag, 1);
+    if (tag == kTagStored) {
+      StoredArg a;
+      in.read(&a, sizeof a);
+      stored.push_back(a);
+    } else {
+      uint64_t n;
+      in.read(&n, sizeof n);
+      in.skip(n);
+    }
+  }
+  if (stored.empty()) return false;
+  auto f = std::make_shared<Fetch>();
+  f->item = std::move(item);
+  f->args = stored;
+  f->got.resize(stored.size());
+  f->missing = stored.size();
+  auto finish = [this, f] {
+    if (f->error.kind != detail::ErrorKind::kNone) {
+      send_result(f->item.owner, f->item.ret, false, {}, f->error);
+      return;
+    }
+    std::vector<char> out;
+    serde::Reader in(f->item.args.data(), f->item.args.size());
+    size_t k = 0;
+    try {
+      while (!in.done()) {
+        char tag;
+        in.read(&tag, 1);
+        const char* p;
+        uint64_t n;
+        std::shared_ptr<const detail::Payload> pin;  // keeps a store object in place while copied
+        if (tag == kTagStored) {
+          in.skip(sizeof(StoredArg));
+          pin = open_payload(f->got[k++]);
+          p = pin->data();
+          n = pin->size();
+        } else {
+          in.read(&n, sizeof n);
+          p = in.skip(n);
+        }
+        size_t at = out.size();
+        out.resize(at + 1 + sizeof n + n);
+        out[at] = kTagInline;
+        std::memcpy(out.data() + at + 1, &n, sizeof n);
+        if (n) std::memcpy(out.data() + at + 1 + sizeof n, p, n);
+      }
+    } catch (const std::exception& e) {
+      send_result(f->item.owner, f->item.ret, false, {}, lost_error(rank_, e.what()));
+      return;
+    }
+    f->item.args = std::move(out);
+    enqueue_exec(std::move(f->item));
+  };
+  for (size_t i = 0; i < stored.size(); ++i) {
+    const StoredArg& a = stored[i];
+    pull_object(a.id, a.holder, a.size, /*owner_record=*/false,
+                [f, i, finish](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+                  if (p)
+                    f->got[i] = std::move(p);
+                  else if (f->error.kind == detail::ErrorKind::kNone)
+                    f->error = std::move(e);
+                  if (--f->missing == 0) finish();
+                });
+  }
+  return true;
+}
+
+// --- freeing ----------------------------------------------------------------------------------
+
+void EventLoop::free_stored(int holder, const ObjectId& id) {
+  if (topo_.same_node(holder)) {
+    if (ObjectStoreClient* c = store_client()) c->store().remove(id);
+    return;
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(id);
+  send(holder, Msg::kFreeObject, b);
+}
+
+void EventLoop::handle_free_object(const char* data, size_t len) {
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  if (ObjectStoreClient* c = store_client()) c->store().remove(id);
+}
+
+}  // namespace weft::core
