@@ -36,6 +36,7 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       view_(ranks),
       dispatch_view_(scaled(ranks, static_cast<int>(std::max<int64_t>(1, cfg.get_int("pipeline_depth", 8))))),
       load_(topo.size, 0),
+      reserved_(topo.size),
       actors_placed_(topo.size, 0),
       total_(ranks[topo.rank].total),
       pg_(ranks, topo.rank) {}

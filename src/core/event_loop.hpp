@@ -262,6 +262,9 @@ class EventLoop : public net::MessageSink {
   std::unordered_map<ObjectId, std::vector<PendingCall*>> waiting_on_;  // dep → calls
   std::unordered_map<PendingCall*, std::unique_ptr<PendingCall>> blocked_;
   std::vector<int64_t> load_;                         // tasks in flight per rank, from here
+  // Long-lived reservations this rank knows of (bundles of groups it follows): a task must fit
+  // beside them, not merely in the rank's total, or it would wait at its target for ever.
+  std::vector<sched::ResourceSet> reserved_;
   struct InFlight { int rank; bool reserved; sched::ResourceSet need; };
   std::unordered_map<ObjectId, InFlight> inflight_;
   std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting

@@ -134,10 +134,13 @@ void EventLoop::handle_pg_update(const char* data, size_t len) {
       if (l.bundle < 0 || l.bundle >= static_cast<int>(e.bundles.size())) continue;
       sched::ResourceSet scaled;
       for (const auto& [name, u] : e.bundles[l.bundle]) scaled.set_units(name, u * depth);
-      if (e.state == sched::PgState::kCreated)
+      if (e.state == sched::PgState::kCreated) {
         dispatch_view_.allocate(l.rank, scaled);
-      else
+        reserved_[l.rank] += e.bundles[l.bundle];
+      } else {
         dispatch_view_.release(l.rank, scaled);
+        reserved_[l.rank] -= e.bundles[l.bundle];
+      }
     }
     e.held = e.state == sched::PgState::kCreated ? e.locations : std::vector<sched::BundleLocation>{};
   }

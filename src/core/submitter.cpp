@@ -121,12 +121,16 @@ std::vector<char> EventLoop::resolve_args(const PendingCall& call) {
 int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
   sched::TaskRequest req;
   req.need = need;
+  auto fits_beside_reservations = [&](int r) {
+    return need.fits_in(view_.info(r).total - reserved_[r]);
+  };
   int target = sched::pick_rank(req, dispatch_view_, rank_);
-  if (target >= 0) {
+  if (target >= 0 && fits_beside_reservations(target)) {
     dispatch_view_.allocate(target, need);
     *reserved = true;
     return target;
   }
+  target = -1;
   // Every rank is as busy as this submitter lets it be. Holding the task here could deadlock
   // nested tasks (their parents hold the slots), so send it to the least loaded rank that can
   // ever run it; that rank's gate queues it.
@@ -136,11 +140,20 @@ int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
     int r = (rank_ + i) % size_;
     const auto& total = view_.info(r).total;
     if (!need.fits_in(total)) continue;
+    // Prefer ranks where it fits beside the reservations; others only when none does.
+    if (!fits_beside_reservations(r)) continue;
     double load = load_[r] / std::max(1.0, total.get("CPU"));
     if (target < 0 || load < best_load) {
       target = r;
       best_load = load;
     }
+  }
+  if (target >= 0) return target;
+  // It fits nowhere beside today's reservations: queue at a rank where it fits in the total
+  // (a reservation may go away); its gate holds it until then.
+  for (int i = 0; i < size_ && target < 0; ++i) {
+    int r = (rank_ + i) % size_;
+    if (need.fits_in(view_.info(r).total)) target = r;
   }
   return target;
 }

@@ -273,3 +273,15 @@ TEST(PlacementGroups, RemoveLetsRunningTasksFinishAndFailsLaterOnes) {
   EXPECT_TRUE(again.wait(30s)) << again.state().reason;
   again.remove();
 }
+
+// A plain task must not be sent where a bundle leaves it no room (it would wait for ever):
+// the submitter places it beside the group's reservation.
+TEST(PlacementGroups, PlainTasksGoWhereTheyFitBesideBundles) {
+  auto pg = weft::placement_group({{{"CPU", 0.25}}, {{"CPU", 0.25}}}, weft::Strategy::StrictPack);
+  ASSERT_TRUE(pg.wait(std::chrono::seconds(10))) << pg.state().reason;
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < 8; ++i) refs.push_back(weft::task(pg_where).remote());
+  auto [ready, pending] = weft::wait(refs, refs.size(), std::chrono::seconds(20));
+  EXPECT_EQ(ready.size(), refs.size()) << "plain tasks stuck beside a placement group";
+  pg.remove();
+}

@@ -177,14 +177,14 @@ int main(int argc, char** argv) {
     double first = 0, last = 0;
     for (int it = 0; it < iters; ++it) {
       // Generation and verification overlap: each verifier starts when its batch exists.
-      // Verifiers are light (0.5 CPU), so two share a slot next to the gang's reservation.
+      // Verifiers are plain 1-CPU tasks; the submitter sends them where they fit beside the gang.
       struct Pending { int member, batch; };
       std::vector<weft::ObjectRef<std::vector<double>>> scores;
       std::vector<Pending> whose;
       for (int m = 0; m < trainers; ++m) {
         for (int b = 0; b < batches; ++b) {
           auto cand = gang[m].task(&Trainer::generate).remote(b, batch_size);
-          scores.push_back(weft::task(verify).options({.num_cpus = 0.5}).remote(cand));
+          scores.push_back(weft::task(verify).remote(cand));
           whose.push_back({m, b});
         }
       }
