@@ -173,6 +173,7 @@ void throw_error(const ObjectState& s) {
     case ErrorKind::kObjectLost: throw ObjectLostError(e.message);
     case ErrorKind::kOwnerDied: throw OwnerDiedError(e.message);
     case ErrorKind::kInfeasible: throw InfeasibleError(e.message);
+    case ErrorKind::kStoreFull: throw ObjectStoreFullError(e.message);
     default: throw Error(e.message.empty() ? "failed object " + s.id.str() : e.message);
   }
 }

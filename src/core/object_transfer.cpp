@@ -39,7 +39,8 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
     w.seal();
   } catch (const std::exception& e) {
     ok = false;
-    err.kind = detail::ErrorKind::kGeneric;
+    err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
+                                                             : detail::ErrorKind::kGeneric;
     err.rank = c->topology().rank;
     err.message = "the result " + ret.str() + " (" + std::to_string(value.size()) +
                   " bytes) could not be stored on node " + std::to_string(c->topology().node) +

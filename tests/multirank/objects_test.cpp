@@ -257,8 +257,8 @@ TEST(ObjectsSpill, ResultTooLargeForStoreAndDiskIsAClearError) {
   auto r = weft::task(make_pattern).options(remote_opts()).remote(uint64_t(300) << 20, 1u);
   try {
     weft::get_view(r, 60s);
-    FAIL() << "expected weft::Error";
-  } catch (const weft::Error& e) {
+    FAIL() << "expected ObjectStoreFullError";
+  } catch (const weft::ObjectStoreFullError& e) {
     EXPECT_NE(std::string(e.what()).find("could not be stored"), std::string::npos) << e.what();
   }
 }

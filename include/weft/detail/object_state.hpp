@@ -40,6 +40,7 @@ enum class ErrorKind : uint8_t {
   kOwnerDied = 4,   // OwnerDiedError
   kInfeasible = 5,  // InfeasibleError
   kGeneric = 6,     // weft::Error
+  kStoreFull = 7,   // ObjectStoreFullError
 };
 
 struct ErrorInfo {
