@@ -4,13 +4,12 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/invoke.hpp"
 #include "core/pg_wire.hpp"
 #include "weft/detail/registry.hpp"
 
 namespace weft::core {
 
-detail::ErrorInfo run_guarded(int rank, const std::string& function,
-                              const std::function<void()>& invoke);
 
 void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   WireReader r(data, len);
@@ -108,23 +107,11 @@ void EventLoop::pump_actor(ActorInstance& a) {
     ++a.running;
     pool_.submit([this, id = a.id, obj = a.object, placement = a.placement,
                   c = std::move(c)]() mutable {
-      const detail::FunctionEntry* fe = detail::find_function(c.method);
       serde::Buffer out;
-      detail::ErrorInfo e;
-      if (!fe) {
-        e.kind = detail::ErrorKind::kGeneric;
-        e.rank = rank_;
-        e.message = "method id " + std::to_string(c.method) + " is not registered on rank " +
-                    std::to_string(rank_) + " (WEFT_REMOTE(&Class::method) missing?)";
-      } else {
-        ExecContext ctx{0, fe->name.c_str()};
-        ctx.placement = &placement;
-        ExecContext* prev = current_exec();
-        current_exec() = &ctx;
-        e = run_guarded(rank_, fe->name,
-                        [&] { fe->invoke(obj.get(), c.args.data(), c.args.size(), out); });
-        current_exec() = prev;
-      }
+      ExecContext ctx{0, ""};
+      ctx.placement = &placement;
+      detail::ErrorInfo e =
+          invoke_registered(rank_, c.method, obj.get(), c.args, ctx, out, "method");
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();

@@ -9,6 +9,7 @@
 #include "core/event_loop.hpp"
 #include "weft/detail/registry.hpp"
 #include "core/exec_context.hpp"
+#include "core/invoke.hpp"
 #include "core/pg_wire.hpp"
 
 namespace weft::core {
@@ -30,7 +31,6 @@ std::string demangle(const char* name) {
 
 }  // namespace
 
-// Runs `invoke`, turning whatever it throws into an ErrorInfo.
 detail::ErrorInfo run_guarded(int rank, const std::string& function,
                               const std::function<void()>& invoke) {
   detail::ErrorInfo e;
@@ -50,6 +50,28 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
   e.kind = detail::ErrorKind::kTask;
   e.rank = rank;
   e.function = function;
+  return e;
+}
+
+detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
+                                    const std::vector<char>& args, ExecContext ctx,
+                                    serde::Buffer& out, const char* what) {
+  const detail::FunctionEntry* fe = detail::find_function(fn_id);
+  if (!fe) {
+    detail::ErrorInfo e;
+    e.kind = detail::ErrorKind::kGeneric;
+    e.rank = rank;
+    e.message = std::string(what) + " id " + std::to_string(fn_id) +
+                " is not registered on rank " + std::to_string(rank) +
+                " (every rank must run the same binary, with WEFT_REMOTE for it)";
+    return e;
+  }
+  ctx.function = fe->name.c_str();
+  ExecContext* prev = current_exec();
+  current_exec() = &ctx;
+  detail::ErrorInfo e =
+      run_guarded(rank, fe->name, [&] { fe->invoke(self, args.data(), args.size(), out); });
+  current_exec() = prev;
   return e;
 }
 
@@ -138,24 +160,12 @@ void EventLoop::start_exec(ExecItem item) {
     return;
   }
   pool_.submit([this, item = std::move(item)]() mutable {
-    const detail::FunctionEntry* fe = detail::find_function(item.fn_id);
     serde::Buffer out;
-    detail::ErrorInfo e;
-    if (!fe) {
-      e.kind = detail::ErrorKind::kGeneric;
-      e.rank = rank_;
-      e.message = "function id " + std::to_string(item.fn_id) + " is not registered on rank " +
-                  std::to_string(rank_) + " (do all ranks run the same binary?)";
-    } else {
-      // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
-      ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), fe->name.c_str(), item.depth};
-      ctx.placement = &item.placement;
-      ExecContext* prev = current_exec();
-        current_exec() = &ctx;
-      e = run_guarded(rank_, fe->name,
-                      [&] { fe->invoke(nullptr, item.args.data(), item.args.size(), out); });
-      current_exec() = prev;
-    }
+    // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
+    ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
+    ctx.placement = &item.placement;
+    detail::ErrorInfo e =
+        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function");
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store

@@ -1,0 +1,27 @@
+// Running one registered function or method on a pool thread: the lookup, the thread's
+// ExecContext for the duration of the call, and the conversion of anything it throws into the
+// ErrorInfo the caller receives. Shared by tasks and actor calls.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/exec_context.hpp"
+#include "weft/detail/object_state.hpp"
+#include "weft/serialization.hpp"
+
+namespace weft::core {
+
+// Runs `invoke`, turning whatever it throws into an ErrorInfo (kind kNone when it returned).
+detail::ErrorInfo run_guarded(int rank, const std::string& function,
+                              const std::function<void()>& invoke);
+
+// Looks `fn_id` up and runs it on `self` (null for free functions) with `ctx` installed as the
+// thread's ExecContext (its `function` is filled in here). `what` names the kind of id in the
+// error when it is not registered on this rank.
+detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
+                                    const std::vector<char>& args, ExecContext ctx,
+                                    serde::Buffer& out, const char* what);
+
+}  // namespace weft::core
