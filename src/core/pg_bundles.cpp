@@ -40,7 +40,7 @@ PgRankState::~PgRankState() = default;
 
 EventLoop::Admit EventLoop::gate_admit(ExecItem& item) {
   if (item.placement.pg == 0) {
-    if (!(used_ + item.need).fits_in(total_)) return Admit::kWait;
+    if (!item.need.fits_beside(used_, total_)) return Admit::kWait;
     sched::ResourceSet gpus = gpu_part(item.need);
     if (!gpus.empty()) {
       std::optional<sched::GpuGrant> g = pg_.ledger.acquire(gpus);

@@ -122,7 +122,7 @@ int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
   sched::TaskRequest req;
   req.need = need;
   auto fits_beside_reservations = [&](int r) {
-    return need.fits_in(view_.info(r).total - reserved_[r]);
+    return need.fits_beside(reserved_[r], view_.info(r).total);
   };
   int target = sched::pick_rank(req, dispatch_view_, rank_);
   if (target >= 0 && fits_beside_reservations(target)) {

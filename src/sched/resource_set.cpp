@@ -73,6 +73,12 @@ bool ResourceSet::fits_in(const ResourceSet& cap) const {
   return true;
 }
 
+bool ResourceSet::fits_beside(const ResourceSet& used, const ResourceSet& cap) const {
+  for (const auto& [name, need] : entries_)
+    if (used.units(name) + need > cap.units(name)) return false;
+  return true;
+}
+
 ResourceSet& ResourceSet::operator+=(const ResourceSet& other) {
   for (const auto& [name, u] : other.entries_) set_units(name, units(name) + u);
   return *this;

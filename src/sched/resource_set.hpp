@@ -28,6 +28,9 @@ class ResourceSet {
 
   // ∀k: this(k) ≤ capacity(k), where a name absent from capacity counts as 0.
   bool fits_in(const ResourceSet& capacity) const;
+  // ∀k: used(k) + this(k) ≤ capacity(k) — fits_in(capacity − used) without building either set
+  // (the executor's gate asks this for every task).
+  bool fits_beside(const ResourceSet& used, const ResourceSet& capacity) const;
   ResourceSet& operator+=(const ResourceSet& other);
   ResourceSet& operator-=(const ResourceSet& other);
   friend ResourceSet operator+(ResourceSet a, const ResourceSet& b) { return a += b; }

@@ -109,3 +109,16 @@ TEST(ResourceSpec, ErrorsQuoteTheOffendingItem) {
 
 }  // namespace
 }  // namespace weft::sched
+
+TEST(ResourceSet, FitsBesideIsFitsInTheRemainder) {
+  using weft::sched::ResourceSet;
+  ResourceSet cap{{"CPU", 2}, {"GPU", 1}};
+  ResourceSet used{{"CPU", 1.5}};
+  EXPECT_TRUE((ResourceSet{{"CPU", 0.5}}).fits_beside(used, cap));
+  EXPECT_FALSE((ResourceSet{{"CPU", 1}}).fits_beside(used, cap));
+  EXPECT_TRUE((ResourceSet{{"GPU", 1}}).fits_beside(used, cap));
+  EXPECT_FALSE((ResourceSet{{"special", 1}}).fits_beside(used, cap));
+  for (double c : {0.0, 0.25, 0.5, 0.75, 1.0})
+    EXPECT_EQ((ResourceSet{{"CPU", c}}).fits_beside(used, cap),
+              (ResourceSet{{"CPU", c}}).fits_in(cap - used));
+}
