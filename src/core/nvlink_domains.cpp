@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "gpu/nvlink_domain.hpp"
+#include "net/allgather.hpp"
 
 namespace weft::core {
 
@@ -19,21 +20,10 @@ void assign_nvlink_domains(const Config& cfg, const net::Topology& topo,
   if (topo.local_index == 0)
     WEFT_LOG(Debug) << "node " << topo.node << " is in NVLink domain '" << mine.name << "' ("
                     << mine.source << (mine.note.empty() ? "" : "; " + mine.note) << ")";
-  int len = static_cast<int>(mine.name.size());
-  std::vector<int> lens(topo.size), offs(topo.size);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int i = 0; i < topo.size; ++i) {
-    offs[i] = total;
-    total += lens[i];
-  }
-  std::string all(total, '\0');
-  MPI_Allgatherv(mine.name.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
+  std::vector<std::string> all = net::allgather_bytes(MPI_COMM_WORLD, mine.name);
   std::map<std::string, int> ids;
   for (int i = 0; i < topo.size && i < static_cast<int>(ranks.size()); ++i) {
-    std::string name = all.substr(offs[i], lens[i]);
-    auto [it, fresh] = ids.emplace(name, static_cast<int>(ids.size()));
+    auto [it, fresh] = ids.emplace(all[i], static_cast<int>(ids.size()));
     ranks[i].nvlink_domain = it->second;
   }
 }

@@ -16,6 +16,7 @@
 #include "core/event_loop.hpp"
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
+#include "net/allgather.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
 #include "sched/resource_spec.hpp"
@@ -56,24 +57,13 @@ sched::ResourceSet local_resources(const Config& cfg, const net::Topology& topo)
 }
 
 std::vector<sched::RankInfo> gather_ranks(const net::Topology& topo, const sched::ResourceSet& mine) {
-  std::string bytes = mine.to_bytes();
-  int len = static_cast<int>(bytes.size());
-  std::vector<int> lens(topo.size), offs(topo.size);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int i = 0; i < topo.size; ++i) {
-    offs[i] = total;
-    total += lens[i];
-  }
-  std::string all(total, '\0');
-  MPI_Allgatherv(bytes.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
+  std::vector<std::string> all = net::allgather_bytes(MPI_COMM_WORLD, mine.to_bytes());
   std::vector<sched::RankInfo> ranks(topo.size);
   for (int i = 0; i < topo.size; ++i) {
     ranks[i].rank = i;
     ranks[i].node = topo.node_of_rank[i];
     ranks[i].nvlink_domain = topo.node_of_rank[i];
-    ranks[i].total = sched::ResourceSet::from_bytes(std::string_view(all).substr(offs[i], lens[i]));
+    ranks[i].total = sched::ResourceSet::from_bytes(all[i]);
   }
   return ranks;
 }

@@ -6,6 +6,7 @@
 #include "common/check.hpp"
 #include "common/log.hpp"
 #include "net/net_error.hpp"
+#include "net/allgather.hpp"
 
 namespace weft::net::detail {
 namespace {
@@ -77,16 +78,9 @@ UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo)
   agree_or_throw(world, topo.rank, err, "UCX setup");
 
   // Exchange worker addresses (variable length).
-  int my_len = static_cast<int>(mine.size());
-  std::vector<int> lens(topo.size), displs(topo.size);
-  MPI_Allgather(&my_len, 1, MPI_INT, lens.data(), 1, MPI_INT, world);
-  int total = 0;
-  for (int r = 0; r < topo.size; ++r) displs[r] = total, total += lens[r];
-  std::vector<char> all(total);
-  MPI_Allgatherv(mine.data(), my_len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE,
-                 world);
-  for (int r = 0; r < topo.size; ++r)
-    addresses_[r].assign(all.begin() + displs[r], all.begin() + displs[r] + lens[r]);
+  std::vector<std::string> all =
+      allgather_bytes(world, std::string_view(mine.data(), mine.size()));
+  for (int r = 0; r < topo.size; ++r) addresses_[r].assign(all[r].begin(), all[r].end());
 
   for (int r = 0; r < topo.size; ++r) {
     if (r != topo.rank && !topo.same_node(r)) connect(r);
