@@ -11,7 +11,8 @@
 #
 # Environment:
 #   WEFT_SLURM_DIR      the private folder (default: ${TMPDIR:-/tmp}/weft-local-slurm-$UID)
-#   WEFT_SLURM_PORT     slurmctld port; slurmd uses PORT+1 (default 16817)
+#   WEFT_SLURM_PORT     slurmctld port; slurmd uses PORT+1 (default: the first free pair from
+#                       16817 on)
 #   WEFT_SLURM_TIMEOUT  seconds to wait for the node to become idle (default 30)
 #   WEFT_SLURM_KEEP=1   `stop` keeps the folder (logs) instead of removing it
 #
@@ -20,7 +21,27 @@
 set -euo pipefail
 
 readonly DIR="${WEFT_SLURM_DIR:-${TMPDIR:-/tmp}/weft-local-slurm-${UID}}"
-readonly PORT="${WEFT_SLURM_PORT:-16817}"
+# True when some socket of this machine (listening, connected or in TIME_WAIT) uses port $1:
+# a port left in TIME_WAIT by the previous test's slurmctld makes the next bind fail.
+port_in_use() {
+  local hex
+  hex=$(printf ':%04X ' "$1")
+  grep -qs -- "$hex" /proc/net/tcp /proc/net/tcp6
+}
+# The first free pair (PORT, PORT+1) from 16817 on, unless WEFT_SLURM_PORT pins it.
+pick_port() {
+  local p
+  for ((p = 16817; p < 17817; p += 2)); do
+    port_in_use "$p" || port_in_use "$((p + 1))" || { echo "$p"; return; }
+  done
+  echo 16817
+}
+# Clients and `stop` use the port of the running cluster's config; `start` picks a new one.
+PORT="${WEFT_SLURM_PORT:-}"
+if [[ -z "$PORT" ]]; then
+  PORT=$(sed -n 's/^SlurmctldPort=//p' "${DIR}/etc/slurm.conf" 2>/dev/null || true)
+  PORT="${PORT:-16817}"
+fi
 readonly TIMEOUT="${WEFT_SLURM_TIMEOUT:-30}"
 readonly CONF="${DIR}/etc/slurm.conf"
 readonly MUNGE_SOCKET="${DIR}/munge/munge.socket"
@@ -148,6 +169,7 @@ start() {
     exit 1
   fi
   rm -rf "${DIR}"
+  [[ -n "${WEFT_SLURM_PORT:-}" ]] || PORT=$(pick_port)
   write_config
 
   # --force: munged warns (and would refuse) about root-owned folders it thinks insecure.
