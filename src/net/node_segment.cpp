@@ -1,13 +1,5 @@
 #include "net/node_segment.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "common/check.hpp"
 #include "common/log.hpp"
 #include "net/net_error.hpp"
@@ -18,35 +10,7 @@ namespace {
 constexpr size_t kPage = 4096;
 size_t round_page(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 
-// Owns a file descriptor only as long as mapping needs it.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
-
-ShmMapping& ShmMapping::operator=(ShmMapping&& o) noexcept {
-  if (this != &o) {
-    if (addr_) ::munmap(addr_, len_);
-    addr_ = o.addr_, len_ = o.len_;
-    o.addr_ = nullptr;
-  }
-  return *this;
-}
-
-ShmMapping::~ShmMapping() {
-  if (addr_) ::munmap(addr_, len_);
-}
 
 std::string NodeSegment::segment_name(const std::string& job_id, int node) {
   return "/weft-" + job_id + "-net-n" + std::to_string(node);
@@ -65,47 +29,33 @@ NodeSegment::NodeSegment(MPI_Comm world, const Topology& topo, size_t ring_capac
 
   // Phase 1: the node's first rank creates and sizes the object (ftruncate zero-fills it, which
   // is the initial state of every ring and doorbell).
+  // Errors are collected, not thrown, so that every rank reaches the collective below.
   std::string err;
   if (needed && leader) {
-    Fd fd(::shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600));
-    if (fd.get() < 0) {
-      err = "shm_open(" + name_ + ", O_CREAT) failed: " + std::strerror(errno);
-    } else if (::ftruncate(fd.get(), static_cast<off_t>(total)) != 0) {
-      err =
-          "ftruncate(" + name_ + ", " + std::to_string(total) + ") failed: " + std::strerror(errno);
-    } else {
-      void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-      if (p == MAP_FAILED)
-        err = "mmap of " + name_ + " failed: " + std::strerror(errno);
-      else
-        map_ = ShmMapping(p, total);
+    try {
+      map_ = shm_create(name_, total);
+    } catch (const Error& e) {
+      err = e.what();
     }
-    if (!err.empty()) ::shm_unlink(name_.c_str());
   }
   int bad = err.empty() ? 0 : 1, any_bad = 0;
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, world);
   if (any_bad) {
     throw TransportError("rank " + std::to_string(topo.rank) +
                          ": node shared segment setup failed" +
-                         (err.empty() ? " on another rank" : ": " + err) +
-                         " (check /dev/shm space and permissions)");
+                         (err.empty() ? " on another rank" : ": " + err));
   }
   // Phase 2: the others attach; then the leader unlinks so nothing outlives the job.
   if (needed && !leader) {
-    Fd fd(::shm_open(name_.c_str(), O_RDWR, 0600));
-    if (fd.get() < 0) {
-      err = "shm_open(" + name_ + ") failed: " + std::strerror(errno);
-    } else {
-      void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-      if (p == MAP_FAILED)
-        err = "mmap of " + name_ + " failed: " + std::strerror(errno);
-      else
-        map_ = ShmMapping(p, total);
+    try {
+      map_ = shm_attach(name_, total);
+    } catch (const Error& e) {
+      err = e.what();
     }
   }
   bad = err.empty() ? 0 : 1;
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, world);
-  if (needed && leader) ::shm_unlink(name_.c_str());
+  if (needed && leader) shm_remove(name_);
   if (any_bad) {
     throw TransportError("rank " + std::to_string(topo.rank) +
                          ": attaching the node shared segment failed" +

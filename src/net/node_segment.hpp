@@ -9,29 +9,12 @@
 #include <cstddef>
 #include <string>
 
+#include "common/shm_mapping.hpp"
 #include "net/doorbell.hpp"
 #include "net/shm_ring.hpp"
 #include "net/topology.hpp"
 
 namespace weft::net::detail {
-
-// Owns one mmap'ed range.
-class ShmMapping {
- public:
-  ShmMapping() = default;
-  ShmMapping(void* addr, size_t len) : addr_(addr), len_(len) {}
-  ShmMapping(ShmMapping&& o) noexcept : addr_(o.addr_), len_(o.len_) { o.addr_ = nullptr; }
-  ShmMapping& operator=(ShmMapping&& o) noexcept;
-  ShmMapping(const ShmMapping&) = delete;
-  ShmMapping& operator=(const ShmMapping&) = delete;
-  ~ShmMapping();
-  char* data() const { return static_cast<char*>(addr_); }
-  size_t size() const { return len_; }
-
- private:
-  void* addr_ = nullptr;
-  size_t len_ = 0;
-};
 
 class NodeSegment {
  public:
@@ -50,7 +33,7 @@ class NodeSegment {
   static std::string segment_name(const std::string& job_id, int node);
 
  private:
-  ShmMapping map_;
+  Mapping map_;
   std::string name_;
   int local_count_ = 0;
   size_t cap_ = 0;

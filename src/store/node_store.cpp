@@ -78,7 +78,12 @@ std::unique_ptr<NodeStore> NodeStore::create(const StoreOptions& o) {
   const uint64_t region_size = round_up(o.capacity, kBlockAlign);
   const uint64_t seg_size = region_off + region_size;
 
-  Mapping seg = shm_create(o.name, seg_size);
+  Mapping seg;
+  try {
+    seg = shm_create(o.name, seg_size);
+  } catch (const Error& e) {
+    throw Error(std::string("object store: ") + e.what());
+  }
   auto* h = static_cast<SegmentHeader*>(seg.addr());
   std::memset(static_cast<void*>(h), 0, sizeof(SegmentHeader));
   h->version = kLayoutVersion;
@@ -110,7 +115,13 @@ std::unique_ptr<NodeStore> NodeStore::create(const StoreOptions& o) {
 }
 
 std::unique_ptr<NodeStore> NodeStore::attach(const StoreOptions& o) {
-  Mapping seg = shm_open_existing(o.name);
+  Mapping seg;
+  try {
+    seg = shm_attach(o.name);
+  } catch (const Error& e) {
+    throw Error(std::string("object store: ") + e.what() +
+                " (was NodeStore::create called on this node first?)");
+  }
   auto* h = static_cast<SegmentHeader*>(seg.addr());
   if (seg.size() < sizeof(SegmentHeader) ||
       std::atomic_ref<uint64_t>(h->magic).load(std::memory_order_acquire) != kSegmentMagic ||

@@ -20,7 +20,7 @@ TEST(StoreLockRecovery, ProcessDyingWithTheLockDoesNotWedgeOthers) {
   const int rc = run_in_child([&] {
     auto c = NodeStore::attach(attach_options(t.opts.name));
     WritableObject w = c->create(oid(2), 2 << 20, true);  // never sealed
-    Mapping seg = shm_open_existing(t.opts.name);
+    Mapping seg = shm_attach(t.opts.name);
     auto* h = static_cast<SegmentHeader*>(seg.addr());
     if (pthread_mutex_lock(&h->sync.mutex) != 0) return 1;
     ::_exit(0);  // dies holding the lock, mid-write
@@ -44,7 +44,7 @@ TEST(StoreLockRecovery, WriterKilledMidObjectLeavesNoLeakOnceDetected) {
   const int rc = run_in_child([&] {
     auto c = NodeStore::attach(attach_options(t.opts.name));
     WritableObject w = c->create(oid(5), 1 << 20, true);
-    Mapping seg = shm_open_existing(t.opts.name);
+    Mapping seg = shm_attach(t.opts.name);
     auto* h = static_cast<SegmentHeader*>(seg.addr());
     pthread_mutex_lock(&h->sync.mutex);
     ::kill(::getpid(), SIGKILL);

@@ -78,6 +78,8 @@ TEST(StoreSpill, CorruptedSpillFileIsASpillErrorNamingPathAndObject) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(oid(1).str()), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(2 * kMiB) + " bytes"), std::string::npos)
+        << e.what();
   }
   // The failed restore gave its memory back.
   EXPECT_EQ(s->stats().primary_bytes, 0u);
@@ -140,6 +142,8 @@ TEST(StoreDiskLimits, SpillLimitEndsInObjectStoreFullError) {
   ASSERT_FALSE(msg.empty()) << "the store never refused";
   EXPECT_NE(msg.find("spill_limit"), std::string::npos) << msg;
   EXPECT_NE(msg.find(t.opts.spill_dir), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(" + std::to_string(kMiB) + " bytes)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("spill_limit " + std::to_string(4 * kMiB)), std::string::npos) << msg;
   auto st = s->stats();
   EXPECT_LE(st.spilled_bytes + st.fallback_bytes, t.opts.spill_limit);
   EXPECT_NE(s->last_spill_error().find("spill_limit"), std::string::npos);
@@ -180,15 +184,23 @@ TEST(StoreDiskLimits, FullFileSystemEndsInObjectStoreFullError) {
   if (::mount("tmpfs", t.opts.spill_dir.c_str(), "tmpfs", 0, "size=1m") != 0) {
     GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN)";
   }
-  std::string msg;
+  std::string msg, spill_error;
   {
     auto s = NodeStore::create(t.opts);
     msg = fill_until_full(*s, 512 << 10, 64);
-    EXPECT_FALSE(s->last_spill_error().empty());
+    spill_error = s->last_spill_error();
   }
   ::umount(t.opts.spill_dir.c_str());
   ASSERT_FALSE(msg.empty()) << "the store never refused";
   EXPECT_NE(msg.find(t.opts.spill_dir), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(512 << 10) + " bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("No space left"), std::string::npos) << msg;
+  // The spill thread's own failure names the spill file, the object's size and the cause.
+  EXPECT_NE(spill_error.find(t.opts.spill_dir), std::string::npos) << spill_error;
+  EXPECT_NE(spill_error.find(".h5"), std::string::npos) << spill_error;
+  EXPECT_NE(spill_error.find(std::to_string(512 << 10) + " bytes"), std::string::npos)
+      << spill_error;
+  EXPECT_NE(spill_error.find("No space left"), std::string::npos) << spill_error;
 }
 
 }  // namespace
