@@ -313,13 +313,26 @@ int main(int argc, char** argv) {
     const double im = reduce_max(mpi_idle_cpu(p.a, p.b));
     rows.push_back({std::string(p.name) + " CPU of a rank idle 0.5 s (MPI_Recv)", "ms", iw, im});
   }
+  {  // Bulk reads with the MPI fallback (transfer=mpi, mpi_bulk.hpp): same ranks, same run.
+    Config mcfg = cfg;
+    mcfg.set("transfer", "mpi");
+    Transport tm(MPI_COMM_WORLD, topo, mcfg);
+    const int mreg = tm.register_region(region.data(), region.size());
+    for (const Pair& p : pairs) {
+      const double gw = reduce_max(weft_get_bw(tm, mreg, dst, p.a, p.b, kBw, 20));
+      const double gm = reduce_max(mpi_bw(p.a, p.b, kBw, 20));
+      rows.push_back(
+          {std::string(p.name) + " rma_get 16 MiB transfer=mpi (MPI: send/recv)", "GB/s", gw, gm});
+    }
+    sleepy_barrier();  // every rank is done with `tm` before any destroys it
+  }
   if (topo.rank == 0) {
     std::printf(
         "\nweft net bench: 3 ranks, nodes {0} and {1,2} (WEFT_VIRTUAL_NODES=2); raw MPI\n"
         "between the same ranks in the same run (MPI uses shared memory for both pairs)\n\n");
-    std::printf("%-48s %-7s %12s %12s %8s\n", "measure", "unit", "weft", "MPI", "weft/MPI");
+    std::printf("%-58s %-7s %12s %12s %8s\n", "measure", "unit", "weft", "MPI", "weft/MPI");
     for (const Row& r : rows)
-      std::printf("%-48s %-7s %12.3f %12.3f %8.2f\n", r.what.c_str(), r.unit.c_str(), r.weft, r.mpi,
+      std::printf("%-58s %-7s %12.3f %12.3f %8.2f\n", r.what.c_str(), r.unit.c_str(), r.weft, r.mpi,
                   r.mpi > 0 ? r.weft / r.mpi : 0.0);
   }
   sleepy_barrier();

@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 #include "net/doorbell.hpp"
 #include "net/frame.hpp"
+#include "net/mpi_bulk.hpp"
 #include "net/net_error.hpp"
 #include "net/node_segment.hpp"
 #include "net/outbox.hpp"
@@ -26,6 +27,8 @@ namespace {
 // How long wait() may park when messages can also arrive over UCX, which does not ring our
 // doorbell: the bound on cross-node wake-up latency for an idle rank.
 constexpr std::chrono::microseconds kUcxWaitSlice{200};
+// How long wait() may park while MPI bulk transfers are in flight: MPI progress rings nothing.
+constexpr std::chrono::microseconds kBulkWaitSlice{50};
 // Frames drained from one ring per poll, so one busy peer cannot starve the others.
 constexpr size_t kDrainBatch = 512;
 
@@ -59,9 +62,7 @@ class TransportImpl {
   bool idle() const;
   TransportStats stats() const;
   const Topology& topo() const { return topo_; }
-  int register_region(void* base, size_t len) {
-    return rma_ ? rma_->register_region(world_, base, len) : self_region(base, len);
-  }
+  int register_region(void* base, size_t len);
   void rma_get(int rank, int region, size_t off, void* local, size_t len, UcxRma::Done done);
 
  private:
@@ -76,6 +77,10 @@ class TransportImpl {
     RingReader reader;  // peer -> me
     Reassembler reasm;
   };
+  // Queues without the checks of send(): the transport's own messages use a reserved type.
+  void enqueue(int dest, uint16_t type, const void* a, size_t alen, const void* b, size_t blen);
+  // Routes the transport's own messages; everything else goes to the sink.
+  void deliver(MessageSink& sink, int src, uint16_t type, const char* data, size_t len);
   size_t flush(int dest);
   size_t flush_all();
   size_t deliver_self(MessageSink& sink);
@@ -96,6 +101,15 @@ class TransportImpl {
   std::unique_ptr<UcxMessenger> msgr_;
   std::unique_ptr<UcxRma> rma_;
   std::unique_ptr<UcxWaker> waker_;
+  // Bulk reads: UCX RMA by default; MPI when `transfer=mpi` or UCX cannot register a region.
+  bool transfer_mpi_ = false;
+  size_t chunk_ = 0, depth_ = 0;
+  std::unique_ptr<MpiBulk> bulk_;
+  struct RegionRef {
+    bool mpi;
+    int id;  // in UcxRma or MpiBulk
+  };
+  std::vector<RegionRef> regions_;
   std::vector<std::pair<void*, size_t>> self_regions_;
   std::deque<std::pair<UcxRma::Done, std::string>> self_done_;
   bool has_remote_ = false;
@@ -112,6 +126,12 @@ TransportImpl::TransportImpl(MPI_Comm world, const Topology& topo, const Config&
   const size_t chunk = positive_config(cfg, "rma_chunk_bytes", 4 << 20, true);
   const size_t depth = positive_config(cfg, "rma_depth", 4, false);
   if (batch < 256) throw ConfigError("batch_bytes must be at least 256");
+  const std::string transfer = cfg.get("transfer", "ucx");
+  if (transfer != "ucx" && transfer != "mpi")
+    throw ConfigError("transfer (WEFT_TRANSFER) must be 'ucx' or 'mpi', got '" + transfer + "'");
+  transfer_mpi_ = transfer == "mpi";
+  chunk_ = chunk;
+  depth_ = depth;
   int size = 0;
   MPI_Comm_size(world, &size);
   if (size != topo.size || static_cast<int>(topo.node_of_rank.size()) != size)
@@ -142,7 +162,7 @@ TransportImpl::TransportImpl(MPI_Comm world, const Topology& topo, const Config&
     msgr_->set_deliver([this](int src, uint16_t type, const char* data, size_t len) {
       if (!sink_) return;
       ++stats_.messages_delivered;
-      sink_->on_message(src, type, data, len);
+      deliver(*sink_, src, type, data, len);
     });
     rma_ = std::make_unique<UcxRma>(*ucx_, topo_, chunk, depth);
     waker_ = std::make_unique<UcxWaker>(ucx_->worker(), bell_, cfg.get_bool("ucx_wakeup", true));
@@ -168,6 +188,11 @@ void TransportImpl::send(int dest, uint16_t type, const void* a, size_t alen, co
   if (alen + blen > kMaxMessageBytes)
     throw TransportError("send: message of " + std::to_string(alen + blen) +
                          " bytes exceeds the 4 GiB limit; move it through the object store");
+  enqueue(dest, type, a, alen, b, blen);
+}
+
+void TransportImpl::enqueue(int dest, uint16_t type, const void* a, size_t alen, const void* b,
+                            size_t blen) {
   Peer& p = peers_[dest];
   if (p.failed) return;
   p.out.push(type, a, alen, b, blen);
@@ -222,7 +247,7 @@ size_t TransportImpl::deliver_self(MessageSink& sink) {
     OutMessage m = me.out.take_front();
     ++stats_.messages_sent;
     ++stats_.messages_delivered;
-    sink.on_message(topo_.rank, m.type, m.data.get(), m.len);
+    deliver(sink, topo_.rank, m.type, m.data.get(), m.len);
   }
   return 2 * n;
 }
@@ -235,6 +260,7 @@ void TransportImpl::report_failures(MessageSink& sink) {
     p.failed = true;
     p.out.clear();
     msgr_->drop_peer(rank);
+    if (bulk_) bulk_->fail_peer(rank, reason);
     sink.on_peer_failed(rank, reason);
   }
 }
@@ -248,7 +274,7 @@ size_t TransportImpl::poll(MessageSink& sink) {
     size_t frames = 0;
     const size_t d = drain_ring(
         r, p.reader, p.reasm, kDrainBatch,
-        [&](uint16_t type, const char* data, size_t len) { sink.on_message(r, type, data, len); },
+        [&](uint16_t type, const char* data, size_t len) { deliver(sink, r, type, data, len); },
         &frames);
     stats_.messages_delivered += d;
     n += d;
@@ -267,6 +293,7 @@ size_t TransportImpl::poll(MessageSink& sink) {
     n += rma_->advance();
     report_failures(sink);
   }
+  if (bulk_) n += bulk_->advance();
   while (!self_done_.empty()) {
     auto [done, err] = std::move(self_done_.front());
     self_done_.pop_front();
@@ -297,6 +324,7 @@ void TransportImpl::wait(std::chrono::microseconds timeout) {
       timeout = std::min(timeout, kUcxWaitSlice);  // nothing rings for UCX: bound the sleep
     }
   }
+  if (bulk_ && bulk_->busy()) timeout = std::min(timeout, kBulkWaitSlice);
   const uint32_t seen = announce_sleep(*bell_);
   if (!pending_locally() && !(waker_ && waker_->signalled())) sleep_on(*bell_, seen, timeout);
   end_sleep(*bell_);
@@ -312,12 +340,14 @@ bool TransportImpl::idle() const {
   if (!dirty_.empty() || !self_done_.empty()) return false;
   if (msgr_ && msgr_->busy()) return false;
   if (rma_ && rma_->busy()) return false;
+  if (bulk_ && bulk_->busy()) return false;
   return true;
 }
 
 TransportStats TransportImpl::stats() const {
   TransportStats s = stats_;
   s.max_ucx_in_flight = msgr_ ? msgr_->max_in_flight() : 0;
+  s.mpi_bulk_bytes = bulk_ ? bulk_->bytes_read() : 0;
   for (const Peer& p : peers_) s.queued_messages += p.out.size(), s.queued_bytes += p.out.bytes();
   return s;
 }
@@ -327,9 +357,46 @@ int TransportImpl::self_region(void* base, size_t len) {
   return static_cast<int>(self_regions_.size()) - 1;
 }
 
+void TransportImpl::deliver(MessageSink& sink, int src, uint16_t type, const char* data,
+                            size_t len) {
+  if (type != kBulkMessageType) return sink.on_message(src, type, data, len);
+  if (bulk_) bulk_->on_message(src, data, len);
+}
+
+int TransportImpl::register_region(void* base, size_t len) {
+  if (!rma_) return self_region(base, len);  // a one-rank job: no UCX, no MPI
+  if (!transfer_mpi_) {
+    try {
+      regions_.push_back({false, rma_->register_region(world_, base, len)});
+      return static_cast<int>(regions_.size()) - 1;
+    } catch (const TransportError& e) {
+      // The failure was agreed on collectively inside, so every rank falls back together.
+      WEFT_LOG(Warn) << "net: UCX cannot register region " << regions_.size() << " (" << e.what()
+                     << "); reads of it move with MPI instead";
+    }
+  }
+  if (!bulk_) {
+    bulk_ = std::make_unique<MpiBulk>(world_, topo_, chunk_, depth_,
+                                      [this](int dest, const void* data, size_t len) {
+                                        enqueue(dest, kBulkMessageType, data, len, nullptr, 0);
+                                      });
+  }
+  regions_.push_back({true, bulk_->register_region(base, len)});
+  WEFT_LOG(Info) << "net: reads of region " << regions_.size() - 1 << " (" << len
+                 << " bytes here) move with MPI";
+  return static_cast<int>(regions_.size()) - 1;
+}
+
 void TransportImpl::rma_get(int rank, int region, size_t off, void* local, size_t len,
                             UcxRma::Done done) {
-  if (rma_) return rma_->get(rank, region, off, local, len, std::move(done));
+  if (rma_) {
+    if (region < 0 || region >= static_cast<int>(regions_.size()))
+      throw TransportError("rma_get: unknown region " + std::to_string(region) + " (" +
+                           std::to_string(regions_.size()) + " registered)");
+    const RegionRef& rr = regions_[region];
+    if (rr.mpi) return bulk_->get(rank, rr.id, off, local, len, std::move(done));
+    return rma_->get(rank, rr.id, off, local, len, std::move(done));
+  }
   // A one-rank job: only our own regions exist.
   if (rank != 0 || region < 0 || region >= static_cast<int>(self_regions_.size()))
     throw TransportError("rma_get: no region " + std::to_string(region) + " on rank " +

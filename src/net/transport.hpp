@@ -38,6 +38,7 @@ struct TransportStats {
   size_t max_ucx_in_flight = 0;     // highest AM sends in flight to one peer (<= credits)
   size_t queued_messages = 0;       // currently waiting in outboxes
   size_t queued_bytes = 0;
+  uint64_t mpi_bulk_bytes = 0;  // bytes this rank read from peers with the MPI fallback
 };
 
 namespace detail {
@@ -48,8 +49,9 @@ class Transport {
  public:
   // Collective over `world` (uses MPI only here, to exchange UCX addresses and segment names).
   // Config keys: ring_bytes (1M; rounded up to a power of two, >= 4K), credits (64), batch_bytes
-  // (64K), rma_chunk_bytes (4M), rma_depth (4), ucx_wakeup (true). Throws ConfigError /
-  // TransportError.
+  // (64K), rma_chunk_bytes (4M), rma_depth (4), ucx_wakeup (true), transfer ("ucx" or "mpi":
+  // how rma_get moves bytes between nodes; MPI is also used for a region UCX cannot register).
+  // Throws ConfigError / TransportError.
   Transport(MPI_Comm world, const Topology& topo, const Config& cfg);
   ~Transport();  // local teardown; the caller barriers before destroying
   Transport(const Transport&) = delete;

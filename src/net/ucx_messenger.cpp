@@ -161,7 +161,7 @@ ucs_status_t UcxMessenger::on_am(void* arg, const void* header, size_t header_le
   std::memcpy(&h, header, sizeof h);
   if (h.magic != kFrameMagic || h.version != kFrameVersion || h.src < 0 || h.src >= self->size_ ||
       h.src == self->rank_ || (h.kind != kKindBatch && h.kind != kKindSingle) || h.len != len ||
-      (h.kind == kKindSingle && h.type >= kFirstReservedType)) {
+      (h.kind == kKindSingle && h.type >= kFirstReservedType && h.type != kBulkMessageType)) {
     WEFT_LOG(Error) << "net: dropping invalid active message (claimed sender " << h.src
                     << ", version " << int(h.version) << ", kind " << int(h.kind) << ", length "
                     << h.len << "/" << len << ")";

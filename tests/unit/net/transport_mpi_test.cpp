@@ -1,6 +1,6 @@
 // Multi-rank transport checks, run under mpirun with 2 or 4 ranks, with and without virtual
 // nodes (WEFT_VIRTUAL_NODES=2 sends part of the traffic over UCX). Usage:
-//   transport_mpi_test [alltoall|big|many|credits|rma|wake|errors ...]   (no argument: all)
+//   transport_mpi_test [alltoall|big|many|credits|rma|wake|errors|regfail ...]  (no argument: all)
 #include <mpi.h>
 #include <unistd.h>
 
@@ -206,6 +206,46 @@ void test_rma(MPI_Comm world, const Topology& topo, const Config& cfg) {
     threw = std::string(e.what()).find("unknown region") != std::string::npos;
   }
   NET_EXPECT(threw, "unknown region must throw TransportError");
+  if (cfg.get("transfer", "ucx") == "mpi")  // the reads above really went through MPI
+    NET_EXPECT(t.stats().mpi_bulk_bytes == (64u << 20) + 4096 + 1,
+               "MPI bulk moved %llu bytes", (unsigned long long)t.stats().mpi_bulk_bytes);
+  else
+    NET_EXPECT(t.stats().mpi_bulk_bytes == 0, "UCX mode used MPI for bulk");
+  serve_until_all_done(t, sink, world);
+}
+
+// UCX cannot register a region (a real ucp_mem_map failure: rank 0 offers no address, which UCX
+// refuses without its ALLOCATE flag): every rank falls back to MPI for that region together, and
+// reads of the other ranks' memory in it still arrive, byte for byte. UCX regions stay on UCX.
+void test_register_fallback(MPI_Comm world, const Topology& topo, const Config& cfg) {
+  Transport t(world, topo, cfg);
+  const size_t kLen = (8u << 20) + 123;
+  std::vector<char> region(kLen);
+  fill(region.data(), kLen, 5 + topo.rank);
+  const int ok_id = t.register_region(region.data(), region.size());
+  const int bad_id = t.register_region(topo.rank == 0 ? nullptr : region.data(), kLen);
+  FnSink sink;
+  const int from = (topo.rank + 1) % topo.size;
+  uint64_t want_mpi = cfg.get("transfer", "ucx") == "mpi" ? kLen : 0;
+  for (int id : {ok_id, bad_id}) {
+    if (id == bad_id && from == 0) continue;  // rank 0 has no memory in the failed region
+    if (id == bad_id) want_mpi += kLen;
+    std::vector<char> dst(kLen + 1, 'z');
+    int done = 0;
+    std::string err;
+    t.rma_get(from, id, 0, dst.data(), kLen, [&](bool ok, const std::string& e) {
+      done = ok ? 1 : -1;
+      err = e;
+    });
+    pump(t, sink, [&] { return done != 0; });
+    NET_EXPECT(done == 1, "read of region %d from %d: %s", id, from, err.c_str());
+    NET_EXPECT(matches(dst.data(), kLen, 5 + from, 0), "region %d from %d: wrong data", id, from);
+    NET_EXPECT(dst[kLen] == 'z', "region %d: wrote past the end", id);
+  }
+  // Exactly the failed region moved with MPI (all of it when the job asked for MPI).
+  NET_EXPECT(t.stats().mpi_bulk_bytes == want_mpi, "rank %d moved %llu bytes with MPI, want %llu",
+             topo.rank, (unsigned long long)t.stats().mpi_bulk_bytes,
+             (unsigned long long)want_mpi);
   serve_until_all_done(t, sink, world);
 }
 
@@ -290,7 +330,8 @@ int main(int argc, char** argv) {
   Config cfg = Config::from_env_and_args(&argc, &argv);
   const Topology topo = discover_topology(MPI_COMM_WORLD, cfg);
   std::vector<std::string> which(argv + 1, argv + argc);
-  if (which.empty()) which = {"alltoall", "big", "many", "credits", "rma", "wake", "errors"};
+  if (which.empty())
+    which = {"alltoall", "big", "many", "credits", "rma", "wake", "errors", "regfail"};
   for (const std::string& w : which) {
     const int before = g_failures;
     const double t0 = MPI_Wtime();
@@ -306,6 +347,8 @@ int main(int argc, char** argv) {
       test_rma(MPI_COMM_WORLD, topo, cfg);
     else if (w == "wake")
       test_wake(MPI_COMM_WORLD, topo, cfg);
+    else if (w == "regfail")
+      test_register_fallback(MPI_COMM_WORLD, topo, cfg);
     else if (w == "errors")
       test_errors(MPI_COMM_WORLD, topo, cfg);
     else

@@ -105,6 +105,14 @@ TEST_F(SingleRank, MisuseIsATypedError) {
   bad.set("ring_bytes", "1K");
   EXPECT_THROW(Transport(MPI_COMM_WORLD, topo_, bad), ConfigError);
   bad = Config();
+  bad.set("transfer", "rdma");
+  try {
+    Transport t(MPI_COMM_WORLD, topo_, bad);
+    ADD_FAILURE() << "expected ConfigError for transfer=rdma";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("WEFT_TRANSFER"), std::string::npos) << e.what();
+  }
+  bad = Config();
   bad.set("virtual_nodes", "-1");
   EXPECT_THROW(discover_topology(MPI_COMM_WORLD, bad), ConfigError);
 }
