@@ -4,12 +4,13 @@
 //   cross-node get bandwidth      a borrowed ref pulled over RMA vs MPI send/recv, same ranks
 //
 //   mpirun -n 2 -x WEFT_VIRTUAL_NODES=2 -x WEFT_RESOURCES=1:special=1 ./weft_objects_bench
-//          [--json FILE] [--quick]
+//          [--json FILE] [--quick]      (-x WEFT_TRANSFER=mpi: pulls use the MPI fallback)
 // (plus the loopback flags of cmake/WeftTesting.cmake). With one rank the cross-node rows are
 // skipped.
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <weft/weft.hpp>
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
       // --- cross-node get bandwidth ---
       weft::TaskOptions special;
       special.resources = {{"special", 1}};
+      // WEFT_TRANSFER=mpi: the pulls move with the MPI fallback instead of UCX RMA.
+      const char* tr = std::getenv("WEFT_TRANSFER");
+      const std::string transfer = tr && std::string(tr) == "mpi" ? " transfer=mpi" : "";
       if (size > 1 && weft::task(node_here).options(special).remote().get() != weft::node()) {
         for (uint64_t n : xsizes) {
           int reps = n >= (256ull << 20) ? (quick ? 2 : 4) : 10;
@@ -147,8 +151,8 @@ int main(int argc, char** argv) {
             if (v.size() != n || v[n - 1] != 7) std::abort();
             gbs.push_back(n / s / 1e9);
           }
-          rep.compare("cross-node get " + human(n), median(gbs), "GB_per_s", "MPI send/recv",
-                      mpi_gbs[n]);
+          rep.compare("cross-node get " + human(n) + transfer, median(gbs), "GB_per_s",
+                      "MPI send/recv", mpi_gbs[n]);
         }
       } else {
         std::printf(

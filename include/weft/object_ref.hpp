@@ -9,6 +9,7 @@
 
 #include <boost/serialization/split_member.hpp>
 
+#include "weft/detail/refcount_api.hpp"
 #include "weft/detail/runtime_api.hpp"
 #include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
@@ -36,10 +37,11 @@ class ObjectRef {
   const detail::StatePtr& state() const { return s_; }
   friend bool operator==(const ObjectRef& a, const ObjectRef& b) { return a.s_ == b.s_; }
 
-  // Refs inside arguments and results travel as ids; the receiving rank borrows them.
+  // Refs inside arguments and results travel as ids; the receiving rank borrows them (the
+  // message's carrier registers it with the owner first: detail/refcount_api.hpp).
   template <class Archive>
   void save(Archive& ar, unsigned) const {
-    detail::mark_escaped(s_);
+    detail::note_serialized(s_);
     ObjectId id = s_ ? s_->id : ObjectId{};
     ar << id.owner << id.kind << id.seq;
   }

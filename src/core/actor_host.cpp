@@ -22,6 +22,7 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   item.need = sched::ResourceSet::from_bytes(r.get_str());
   item.placement = get_placement(r);
   item.name = r.get_str();
+  item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
 
@@ -67,6 +68,7 @@ void EventLoop::handle_actor_call(int src, const char* data, size_t len) {
   c.method = r.get<uint64_t>();
   c.ret = r.get<ObjectId>();
   c.skip = r.get<uint8_t>() != 0;
+  if (!c.skip) c.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments
   auto [p, n] = r.rest();
   c.args.assign(p, p + n);
   auto it = actors_.find(id);
@@ -110,18 +112,21 @@ void EventLoop::pump_actor(ActorInstance& a) {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
+      std::vector<StatePtr> contained;
       detail::ErrorInfo e =
-          invoke_registered(rank_, c.method, obj.get(), c.args, ctx, out, "method");
+          invoke_registered(rank_, c.method, obj.get(), c.args, ctx, out, "method", &contained);
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
-      post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e),
-            stored](EventLoop& l) mutable {
+      if (!ok) contained.clear();
+      post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
+            contained = std::move(contained)](EventLoop& l) mutable {
         if (stored >= 0)
-          l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored));
+          l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),
+                               std::move(contained));
         else
-          l.send_result(c.ret.owner, c.ret, ok, value, e);
+          l.send_result(c.ret.owner, c.ret, ok, value, e, std::move(contained));
         auto it = l.actors_.find(id);
         if (it == l.actors_.end()) return;
         ActorInstance& a = *it->second;

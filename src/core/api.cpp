@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
 #include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
@@ -80,7 +81,12 @@ bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline) {
 }  // namespace
 
 ObjectState::~ObjectState() {
-  if (EventLoop* l = core::current_loop()) l->objects().erase_expired(id);
+  EventLoop* l = core::current_loop();
+  if (!l) return;
+  l->objects().erase_expired(id);
+  // A borrower's credits go back to the owner (batched by the loop: src/core/refcount.cpp).
+  uint32_t credits = borrow_credits.load(std::memory_order_relaxed);
+  if (credits > 0 && id.owner != l->rank()) l->queue_release(id, credits);
 }
 
 int my_rank() { return loop().rank(); }
@@ -94,20 +100,30 @@ StatePtr new_owned_state() {
   return s;
 }
 
-StatePtr put_bytes(std::vector<char> bytes) {
+StatePtr put_bytes(std::vector<char> bytes, std::vector<StatePtr> contained) {
   EventLoop& l = loop();
+  // Kept with the value, so a reader that deserializes it finds the refs alive; nobody else
+  // knows the new id before this returns, so setting it after put_sized is safe.
+  auto keep = [&contained](ObjectState& s) {
+    dedupe_refs(contained);
+    if (!contained.empty())
+      s.contained = std::make_unique<std::vector<StatePtr>>(std::move(contained));
+  };
   if (core::ObjectStoreClient* c = core::store_client(); c && bytes.size() > c->inline_threshold()) {
-    return put_sized(
+    StatePtr s = put_sized(
         bytes.size(),
         [](char* dst, const void* v) {
           const auto& b = *static_cast<const std::vector<char>*>(v);
           std::memcpy(dst, b.data(), b.size());
         },
         &bytes);
+    keep(*s);
+    return s;
   }
   auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
+  keep(*s);
   // Complete before publishing in the table, so a borrower's request never sees it pending.
-  s->payload = std::make_shared<InlinePayload>(std::move(bytes));
+  s->payload = core::owned_payload(s->id, std::move(bytes));  // inline within the owner's limit
   s->status_.store(ObjectStatus::kReady, std::memory_order_release);
   l.objects().insert(s);
   return s;
@@ -118,20 +134,15 @@ StatePtr state_for(const ObjectId& id) {
   if (id.owner == l.rank()) {
     if (StatePtr s = l.objects().find(id)) return s;
     auto lost = std::make_shared<ObjectState>(id);
-    lost->error.kind = ErrorKind::kObjectLost;
-    lost->error.rank = l.rank();
-    lost->error.message = id.str() + " came back to its owner after every local ref was dropped";
+    lost->failure = std::make_unique<ErrorInfo>(ErrorInfo{
+        .kind = ErrorKind::kObjectLost,
+        .rank = l.rank(),
+        .message = id.str() + " came back to its owner after every local ref was dropped"});
     lost->status_.store(ObjectStatus::kFailed, std::memory_order_release);
     return lost;
   }
   bool created = false;
   return l.objects().find_or_create(id, &created);
-}
-
-void mark_escaped(const StatePtr& s) {
-  if (!s) return;
-  EventLoop* l = core::current_loop();
-  if (l && s->id.owner == l->rank() && !s->escaped.exchange(true)) l->objects().pin(s);
 }
 
 bool wait_done(const StatePtr& s, std::chrono::nanoseconds timeout) {
@@ -166,7 +177,7 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
 }
 
 void throw_error(const ObjectState& s) {
-  const ErrorInfo& e = s.error;
+  const ErrorInfo& e = s.error();
   switch (e.kind) {
     case ErrorKind::kTask: throw TaskError(e.type_name, e.message, e.function, e.rank);
     case ErrorKind::kActorDied: throw ActorDiedError(e.message);
@@ -214,6 +225,7 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->fn_id = function_id;
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
+  call->contained = std::move(args.contained);
   call->need = l.to_need(opts, false);
   core::set_placement(*call, opts);
   core::ExecContext* parent = core::current_exec();
@@ -232,11 +244,15 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   call->fn_id = class_id;
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
+  call->contained = std::move(args.contained);
   call->need = l.to_need(opts, true);
   core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
   call->opts = opts;
   StatePtr reply = call->result;
+  ActorRef early = call->actor;
+  // In a group not CREATED yet: the handle leaves now, without a rank (core/pg_actors.cpp).
+  if (core::submit_unplaced_actor(l, call)) return early;
   post_submit(l, call);
   wait_done(reply, std::chrono::nanoseconds(-1));
   if (reply->status() == ObjectStatus::kFailed) throw_error(*reply);
@@ -253,6 +269,7 @@ StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArg
   call->fn_id = method_id;
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
+  call->contained = std::move(args.contained);
   call->actor = actor;
   StatePtr s = call->result;
   post_submit(l, call);

@@ -84,6 +84,7 @@ void EventLoop::run() {
   while (true) {
     size_t n = drain_commands();
     n += transport_.poll(*this);
+    n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
     if (stop_.load(std::memory_order_acquire)) {
       auto now = std::chrono::steady_clock::now();
       if (stop_since == std::chrono::steady_clock::time_point{}) stop_since = now;
@@ -163,12 +164,18 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
       case Msg::kPgRollback: handle_pg_rollback(data, len); break;
       case Msg::kPgRelease: handle_pg_release(data, len); break;
       case Msg::kPgFreed: handle_pg_freed(); break;
+      case Msg::kPgReservations: handle_pg_reservations(data, len); break;
+      case Msg::kActorWhere: handle_actor_where(src, data, len); break;
+      case Msg::kActorPlaced: handle_actor_placed(data, len); break;
       case Msg::kStoredResult: handle_stored_result(src, data, len); break;
       case Msg::kObjectLocation: handle_object_location(src, data, len); break;
       case Msg::kPullRequest: handle_pull_request(src, data, len); break;
       case Msg::kPullReply: handle_pull_reply(src, data, len); break;
       case Msg::kPullDone: handle_pull_done(src, data, len); break;
       case Msg::kFreeObject: handle_free_object(data, len); break;
+      case Msg::kBorrowAdd: handle_borrow_add(src, data, len); break;
+      case Msg::kBorrowAck: handle_borrow_ack(data, len); break;
+      case Msg::kBorrowRelease: handle_borrow_release(data, len); break;
       case Msg::kShutdown: {
         WireReader r(data, len);
         exit_code_ = r.get<int32_t>();
@@ -186,6 +193,7 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
 
 void EventLoop::on_peer_failed(int rank, const std::string& reason) {
   WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
+  refcount_peer_failed(rank);
   if (rank == 0 && rank_ != 0) {
     WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";
     exit_code_ = 1;

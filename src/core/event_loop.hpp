@@ -22,6 +22,7 @@
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
 #include "core/pg_state.hpp"
+#include "core/refcount.hpp"
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
 #include "head/actor_directory.hpp"
@@ -44,6 +45,7 @@ struct PendingCall {
   uint64_t fn_id = 0;              // function, method or class id
   std::vector<char> args;          // tagged argument block (see detail::EncodedArgs)
   std::vector<StatePtr> refs;
+  std::vector<StatePtr> contained;  // refs serialized inside `args`: the callee borrows them
   int missing = 0;
   sched::ResourceSet need;
   detail::ActorRef actor;          // calls and creations
@@ -71,6 +73,7 @@ struct ExecItem {
   uint32_t depth = 0;
   PgContext placement;             // its group and bundle; gpus filled when admitted
   sched::GpuGrant grant;           // GPU devices held while it runs
+  std::vector<StatePtr> holds;     // refs inside `args`, alive (with their credits) until it ends
 };
 
 struct ActorCallItem {
@@ -80,6 +83,7 @@ struct ActorCallItem {
   ObjectId ret;
   bool skip = false;               // the caller failed it already (an argument failed)
   std::vector<char> args;
+  std::vector<StatePtr> holds;     // refs inside `args`, alive until the call ends
 };
 
 struct ActorInstance {
@@ -122,6 +126,9 @@ class EventLoop : public net::MessageSink {
   int rank() const { return rank_; }
   int size() const { return size_; }
   ObjectTable& objects() { return objects_; }
+  RefcountState& refcount() { return refcount_; }
+  // A borrowed state died holding `credits`: give them back to the owner (refcount.cpp).
+  void queue_release(const ObjectId& id, uint32_t credits);
   Completions& completions() { return completions_; }
   WorkerPool& pool() { return pool_; }
   const net::Topology& topology() const { return topo_; }
@@ -157,8 +164,10 @@ class EventLoop : public net::MessageSink {
   void fail_call(PendingCall& call, const detail::ErrorInfo& e);
   void on_object_done(const StatePtr& s);
   // `stored`: the value already lies in the node store (object_transfer.cpp); data is unused.
+  // `contained`: the refs inside the value, kept with it (refcount.cpp).
   void on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
-                 detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored = nullptr);
+                 detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored = nullptr,
+                 std::vector<StatePtr> contained = {});
   void handle_task_result(int src, const char* data, size_t len);
   void handle_get_object(int src, const char* data, size_t len);
   void handle_object_value(int src, const char* data, size_t len);
@@ -171,9 +180,10 @@ class EventLoop : public net::MessageSink {
   void start_exec(ExecItem item);
   // stored >= 0: the value is a primary of that size in this node's store (store_result).
   void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err,
-                   int64_t stored = -1);
+                   int64_t stored = -1, std::vector<StatePtr> contained = {});
+  // `contained`: the refs serialized inside `value` (its receiver borrows them).
   void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
-                   const detail::ErrorInfo& err);
+                   const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});
   void handle_submit_task(int src, const char* data, size_t len);
 
   // actor_host.cpp
@@ -203,7 +213,8 @@ class EventLoop : public net::MessageSink {
   void await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline);
   std::vector<char> resolve_task_args(const PendingCall& call);
   bool fetch_stored_args(ExecItem& item);
-  void send_stored_result(int owner, const ObjectId& ret, size_t size);
+  void send_stored_result(int owner, const ObjectId& ret, size_t size,
+                          std::vector<StatePtr> contained = {});
   bool reply_stored(int dest, const ObjectState& s);
   void handle_stored_result(int src, const char* data, size_t len);
   void handle_object_location(int src, const char* data, size_t len);
@@ -211,6 +222,21 @@ class EventLoop : public net::MessageSink {
   void handle_pull_reply(int src, const char* data, size_t len);
   void handle_pull_done(int src, const char* data, size_t len);
   void handle_free_object(const char* data, size_t len);
+
+  // distributed reference counting: the borrower protocol (refcount.cpp)
+  // Sends `b` once every owner of `refs` has counted `dest` (the body already lists their ids).
+  void send_with_refs(int dest, Msg type, serde::Buffer& b, std::vector<StatePtr> refs);
+  // The receiver's side: one credit per id (or, at the owner, the in-flight credit returned).
+  std::vector<StatePtr> accept_refs(const std::vector<ObjectId>& ids);
+  void add_contained(std::vector<StatePtr>& out, const ObjectState& s);
+  // Once per loop turn: this turn's kBorrowAdd batches and the queued releases.
+  size_t flush_refcount();
+  void release_held(std::vector<std::shared_ptr<HeldSend>>& held);
+  bool owner_gone(int rank) const;
+  void refcount_peer_failed(int rank);
+  void handle_borrow_add(int src, const char* data, size_t len);
+  void handle_borrow_ack(const char* data, size_t len);
+  void handle_borrow_release(const char* data, size_t len);
 
   // placement groups — submitter side (pg_client.cpp)
  public:
@@ -221,6 +247,17 @@ class EventLoop : public net::MessageSink {
  private:
   void dispatch_pg_call(std::unique_ptr<PendingCall> call);
   void handle_pg_update(const char* data, size_t len);
+  void handle_pg_reservations(const char* data, size_t len);
+  void apply_pg_update(WireReader& r);
+  // actors created before their group was CREATED (pg_actors.cpp)
+  bool resolve_unplaced(std::unique_ptr<PendingCall>& call);  // false: parked or failed
+  bool unplaced_skip(PendingCall& call);  // true: send the skip to call.actor.rank now
+  void kill_unplaced(const detail::ActorRef& a);
+  void actor_placed(const ActorId& id, int rank);
+  void actor_unplaced(const ActorId& id, const detail::ErrorInfo& e);
+  void settle_unplaced(const ActorId& id, UnplacedActor& u);
+  void handle_actor_where(int src, const char* data, size_t len);
+  void handle_actor_placed(const char* data, size_t len);
   // head side, rank 0 (pg_head.cpp)
   void handle_pg_create(int src, const char* data, size_t len);
   void handle_pg_remove(const char* data, size_t len);
@@ -286,6 +323,10 @@ class EventLoop : public net::MessageSink {
 
   // --- data plane (object_transfer.cpp) ---
   std::unique_ptr<TransferTable> xfer_;
+
+  // --- reference counting (refcount.cpp) ---
+  RefcountState refcount_;
+  std::vector<char> refcount_dead_;  // ranks declared failed
 
   // --- placement groups (every rank; the head's manager on rank 0) ---
   PgRankState pg_;

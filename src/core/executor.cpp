@@ -55,7 +55,8 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
                                     const std::vector<char>& args, ExecContext ctx,
-                                    serde::Buffer& out, const char* what) {
+                                    serde::Buffer& out, const char* what,
+                                    std::vector<detail::StatePtr>* contained) {
   const detail::FunctionEntry* fe = detail::find_function(fn_id);
   if (!fe) {
     detail::ErrorInfo e;
@@ -69,9 +70,15 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
   ctx.function = fe->name.c_str();
   ExecContext* prev = current_exec();
   current_exec() = &ctx;
-  detail::ErrorInfo e =
-      run_guarded(rank, fe->name, [&] { fe->invoke(self, args.data(), args.size(), out); });
+  detail::ErrorInfo e;
+  {
+    // Refs serialized into the result (and any the body serializes by hand; tasks it submits
+    // and values it puts collect their own): the result's receiver borrows them.
+    detail::RefCollector collect(contained);
+    e = run_guarded(rank, fe->name, [&] { fe->invoke(self, args.data(), args.size(), out); });
+  }
   current_exec() = prev;
+  if (contained) detail::dedupe_refs(*contained);
   return e;
 }
 
@@ -85,6 +92,7 @@ void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
   item.depth = r.get<uint32_t>();
   item.need = sched::ResourceSet::from_bytes(r.get_str());
   item.placement = get_placement(r);
+  item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
   enqueue_exec(std::move(item));
@@ -164,43 +172,50 @@ void EventLoop::start_exec(ExecItem item) {
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
     ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
     ctx.placement = &item.placement;
+    std::vector<StatePtr> contained;
     detail::ErrorInfo e =
-        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function");
+        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function", &contained);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
-    post([item = std::move(item), ok, value = std::move(value), e = std::move(e),
-          stored](EventLoop& l) mutable {
-      l.finish_task(item, ok, std::move(value), std::move(e), stored);
+    if (!ok) contained.clear();
+    post([item = std::move(item), ok, value = std::move(value), e = std::move(e), stored,
+          contained = std::move(contained)](EventLoop& l) mutable {
+      l.finish_task(item, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
   });
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
-                            detail::ErrorInfo err, int64_t stored) {
+                            detail::ErrorInfo err, int64_t stored,
+                            std::vector<StatePtr> contained) {
   gate_release(item.need, item.placement, item.grant);
   if (stored >= 0)
-    send_stored_result(item.owner, item.ret, static_cast<size_t>(stored));
+    send_stored_result(item.owner, item.ret, static_cast<size_t>(stored), std::move(contained));
   else
-    send_result(item.owner, item.ret, ok, value, err);
+    send_result(item.owner, item.ret, ok, value, err, std::move(contained));
   start_ready_exec();
 }
 
 void EventLoop::send_result(int owner, const ObjectId& ret, bool ok,
-                            const std::vector<char>& value, const detail::ErrorInfo& err) {
+                            const std::vector<char>& value, const detail::ErrorInfo& err,
+                            std::vector<StatePtr> contained) {
   if (owner == rank_) {
-    on_result(rank_, ret, ok, value.data(), value.size(), err);
+    on_result(rank_, ret, ok, value.data(), value.size(), err, nullptr, std::move(contained));
     return;
   }
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(ret);
   w.put<uint8_t>(ok ? 1 : 0);
-  if (ok)
+  if (ok) {
+    put_ref_ids(w, contained);  // the owner borrows the refs inside its result
     w.put_bytes(value.data(), value.size());
-  else
+  } else {
+    contained.clear();
     put_error(w, err);
-  send(owner, Msg::kTaskResult, b);
+  }
+  send_with_refs(owner, Msg::kTaskResult, b, std::move(contained));
 }
 
 void EventLoop::release_cpu(double cpus) {

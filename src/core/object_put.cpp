@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/event_loop.hpp"
+#include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
 #include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
@@ -23,9 +24,7 @@ StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ct
   core::ObjectStoreClient* c = core::store_client();
   auto s = std::make_shared<ObjectState>(ObjectId{l->rank(), 0, l->next_object_seq()});
   if (!c || size <= c->inline_threshold()) {
-    std::vector<char> bytes(size);
-    if (size) fill(bytes.data(), ctx);
-    s->payload = std::make_shared<InlinePayload>(std::move(bytes));
+    s->payload = core::owned_payload(s->id, size, fill, ctx);  // inline within the owner's limit
   } else {
     s->payload = c->put_primary(s->id, size, fill, ctx);
   }
@@ -53,6 +52,11 @@ StoreInfo local_store_info() {
   i.restores = st.restores;
   i.evictions = st.evictions;
   i.inline_threshold = c->inline_threshold();
+  const core::InlineBudget& b = core::inline_budget();
+  i.inline_limit = b.limit();
+  i.inline_bytes = b.used();
+  i.inline_peak = b.peak();
+  i.inline_moved = b.moved_to_store();
   return i;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/inline_budget.hpp"
 #include "weft/errors.hpp"
 
 namespace weft::core {
@@ -52,14 +53,28 @@ StorePayload::~StorePayload() {
   view_.reset();  // a view must close before the object it pins can go
   ObjectStoreClient* c = store_client();
   if (!owner_record_ || !c) return;  // borrowers never free; after shutdown the creator cleans up
-  // Only the owner's record frees, and it dies only once no ref on the owner is left and none
-  // escaped (escaped states are pinned by the owner), so no one can ask for the bytes again.
+  // Only the owner's record frees, and it dies only once no ref on the owner is left and no
+  // borrower holds a credit (the borrow table pins the state until then: refcount.cpp), so no
+  // one can ask for the bytes again.
   c->store().remove(id_);
-  if (!c->topology().same_node(holder_)) {
-    if (EventLoop* l = current_loop()) {
-      l->post([h = holder_, id = id_](EventLoop& loop) { loop.free_stored(h, id); });
-    }
+  if (!c->topology().same_node(holder_)) readers_.push_back(holder_);
+  if (readers_.empty()) return;
+  if (EventLoop* l = current_loop()) {  // the primary, and the secondaries borrowers pulled
+    l->post([readers = std::move(readers_), id = id_](EventLoop& loop) {
+      for (int r : readers) loop.free_stored(r, id);
+    });
   }
+}
+
+void StorePayload::note_reader(int rank) const {
+  ObjectStoreClient* c = store_client();
+  if (!owner_record_ || !c) return;
+  const net::Topology& t = c->topology();
+  const int node = t.node_of_rank[rank];
+  if (t.same_node(rank) || node == t.node_of_rank[holder_]) return;
+  for (int r : readers_)
+    if (t.node_of_rank[r] == node) return;
+  readers_.push_back(rank);
 }
 
 const char* StorePayload::data() const {
@@ -93,6 +108,7 @@ std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
                                                             net::Transport& transport) {
   std::unique_ptr<ObjectStoreClient> c(new ObjectStoreClient(topo));
   c->inline_threshold_ = static_cast<size_t>(cfg.get_bytes("inline_threshold", 100 * 1024));
+  inline_budget().set_limit(inline_owner_limit(cfg));
   store::StoreOptions o;
   o.name = "weft-" + topo.job_id + "-n" + std::to_string(topo.node);
   const int host_nodes = nodes_on_this_host(world, topo);

@@ -37,12 +37,16 @@ class StorePayload final : public detail::Payload {
   const ObjectId& id() const { return id_; }
   int holder() const { return holder_; }
   bool pinned() const { return view_.has_value(); }
+  // Owner record, loop thread: `rank` (on another node) was told where the value is and may
+  // pull a secondary copy; the owner frees that copy too when the value dies.
+  void note_reader(int rank) const;
 
  private:
   ObjectId id_;
   int holder_;
   size_t size_;
   bool owner_record_;
+  mutable std::vector<int32_t> readers_;  // one rank per node that may hold a secondary
   mutable std::once_flag pin_once_;
   mutable std::optional<store::ObjectView> view_;
 };

@@ -93,7 +93,7 @@ void complete_ok(ObjectState& s, std::shared_ptr<const detail::Payload> p, Compl
 
 void complete_error(ObjectState& s, detail::ErrorInfo e, Completions& c) {
   if (s.done()) return;
-  s.error = std::move(e);
+  s.failure = std::make_unique<detail::ErrorInfo>(std::move(e));
   s.status_.store(detail::ObjectStatus::kFailed, std::memory_order_release);
   c.notify();
 }

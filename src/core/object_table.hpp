@@ -28,7 +28,8 @@ class ObjectTable {
   StatePtr find_or_create(const ObjectId& id, bool* created);
   // Called from ~ObjectState.
   void erase_expired(const ObjectId& id);
-  // Keeps `s` alive until the job ends (values of refs that escaped to other ranks).
+  // Keeps `s` alive until the job ends: refs serialized by hand, outside any Weft message, whose
+  // readers nobody can count (ref_collector.cpp). Counted borrows live in the BorrowTable.
   void pin(const StatePtr& s);
   size_t size();
   size_t pinned();

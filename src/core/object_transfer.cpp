@@ -60,10 +60,11 @@ TransferTable& EventLoop::xfer() {
 
 // --- results and locations --------------------------------------------------------------------
 
-void EventLoop::send_stored_result(int owner, const ObjectId& ret, size_t size) {
+void EventLoop::send_stored_result(int owner, const ObjectId& ret, size_t size,
+                                   std::vector<StatePtr> contained) {
   if (owner == rank_) {
     auto p = std::make_shared<StorePayload>(ret, rank_, size, /*owner_record=*/true, std::nullopt);
-    on_result(rank_, ret, true, nullptr, 0, {}, std::move(p));
+    on_result(rank_, ret, true, nullptr, 0, {}, std::move(p), std::move(contained));
     return;
   }
   serde::Buffer b;
@@ -71,7 +72,8 @@ void EventLoop::send_stored_result(int owner, const ObjectId& ret, size_t size) 
   w.put<ObjectId>(ret);
   w.put<int32_t>(rank_);
   w.put<uint64_t>(size);
-  send(owner, Msg::kStoredResult, b);
+  put_ref_ids(w, contained);  // the owner borrows the refs inside the value
+  send_with_refs(owner, Msg::kStoredResult, b, std::move(contained));
 }
 
 void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
@@ -79,6 +81,7 @@ void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
   auto id = r.get<ObjectId>();
   int holder = r.get<int32_t>();
   auto size = r.get<uint64_t>();
+  std::vector<StatePtr> contained = accept_refs(get_ref_ids(r));
   if (!objects_.find(id)) {
     on_result(src, id, false, nullptr, 0, {});  // nobody wants it: release the slot, free it
     free_stored(holder, id);
@@ -87,9 +90,10 @@ void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
   // The owner keeps a copy on its own node, so its later reads and borrowers' requests never
   // wait on another node.
   pull_object(id, holder, size, /*owner_record=*/true,
-              [this, src, id](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+              [this, src, id, contained = std::move(contained)](
+                  std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) mutable {
                 if (p)
-                  on_result(src, id, true, nullptr, 0, {}, std::move(p));
+                  on_result(src, id, true, nullptr, 0, {}, std::move(p), std::move(contained));
                 else
                   on_result(src, id, false, nullptr, 0, std::move(e));
               });
@@ -99,12 +103,16 @@ bool EventLoop::reply_stored(int dest, const ObjectState& s) {
   if (s.status() != detail::ObjectStatus::kReady) return false;
   auto* sp = dynamic_cast<const StorePayload*>(s.payload.get());
   if (!sp) return false;
+  sp->note_reader(dest);  // its copy is freed with the value
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(s.id);
   w.put<int32_t>(sp->holder());
   w.put<uint64_t>(sp->size());
-  send(dest, Msg::kObjectLocation, b);
+  std::vector<StatePtr> contained;  // refs inside the value: the reader borrows them too
+  add_contained(contained, s);
+  put_ref_ids(w, contained);
+  send_with_refs(dest, Msg::kObjectLocation, b, std::move(contained));
   return true;
 }
 
@@ -113,12 +121,16 @@ void EventLoop::handle_object_location(int src, const char* data, size_t len) {
   auto id = r.get<ObjectId>();
   int holder = r.get<int32_t>();
   auto size = r.get<uint64_t>();
+  std::vector<StatePtr> contained = accept_refs(get_ref_ids(r));
   StatePtr s = objects_.find(id);
   if (!s || s->done()) return;
   pull_object(id, holder, size, /*owner_record=*/false,
-              [this, id](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+              [this, id, contained = std::move(contained)](
+                  std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) mutable {
                 StatePtr s = objects_.find(id);
                 if (!s || s->done()) return;
+                if (p && !contained.empty())
+                  s->contained = std::make_unique<std::vector<StatePtr>>(std::move(contained));
                 if (p)
                   complete_ok(*s, std::move(p), completions_);
                 else

@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
 #include "core/pg_wire.hpp"
 #include "weft/detail/registry.hpp"
@@ -60,7 +61,9 @@ void EventLoop::on_object_done(const StatePtr& s) {
 }
 
 void EventLoop::fail_call(PendingCall& call, const detail::ErrorInfo& e) {
-  if (call.kind == PendingCall::Kind::kActorCall) {
+  if (call.kind == PendingCall::Kind::kActorCreate) actor_unplaced(call.actor.id, e);
+  if (call.kind == PendingCall::Kind::kActorCall &&
+      (call.actor.rank >= 0 || unplaced_skip(call))) {  // pg_actors.cpp: a handle without rank
     // The actor still has to see this position of the caller's order, or later calls would
     // wait for it forever.
     serde::Buffer b;
@@ -79,7 +82,7 @@ void EventLoop::fail_call(PendingCall& call, const detail::ErrorInfo& e) {
 void EventLoop::on_ready_call(std::unique_ptr<PendingCall> call) {
   for (const auto& r : call->refs) {
     if (r->status() == detail::ObjectStatus::kFailed) {
-      fail_call(*call, r->error);  // an argument's error is the call's error
+      fail_call(*call, r->error());  // an argument's error is the call's error
       return;
     }
   }
@@ -176,6 +179,15 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need};
   std::vector<char> args = resolve_task_args(*call);  // large refs travel as locations
+  // Refs nested in the arguments, and in the values of resolved ref arguments: the executor
+  // borrows them (refcount.cpp).
+  std::vector<StatePtr> contained = std::move(call->contained);
+  for (const auto& r : call->refs) {
+    add_contained(contained, *r);
+    // A stored argument travels by location: the copy the executor pulls dies with the value.
+    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(target);
+  }
+  detail::dedupe_refs(contained);
   if (target == rank_) {
     ExecItem item;
     item.kind = ExecItem::Kind::kTask;
@@ -186,6 +198,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     item.args = std::move(args);
     item.depth = call->depth;
     item.placement = call->placement;
+    item.holds = std::move(contained);
     enqueue_exec(std::move(item));
     return;
   }
@@ -196,12 +209,14 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   w.put<uint32_t>(call->depth);
   w.put_str(call->need.to_bytes());
   put_placement(w, call->placement);
+  put_ref_ids(w, contained);
   w.put_bytes(args.data(), args.size());
-  send(target, Msg::kSubmitTask, b);
+  send_with_refs(target, Msg::kSubmitTask, b, std::move(contained));
 }
 
 void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
-                          detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored) {
+                          detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored,
+                          std::vector<StatePtr> contained) {
   if (xfer_) xfer_->arg_holds.erase(id);  // the task is over: its stored arguments may go
   if (auto it = inflight_.find(id); it != inflight_.end()) {
     if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
@@ -209,11 +224,22 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     inflight_.erase(it);
   }
   if (StatePtr s = objects_.find(id)) {
-    if (ok && stored)
+    if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
+      try {
+        stored = owned_payload(id, std::vector<char>(data, data + len));
+      } catch (const std::exception& e) {
+        ok = false;
+        err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
+                                                                 : detail::ErrorKind::kGeneric;
+        err.rank = rank_;
+        err.message = "the result " + id.str() + " passed rank " + std::to_string(rank_) +
+                      "'s inline_owner_limit and the node store could not take it: " + e.what();
+      }
+    }
+    if (ok && !contained.empty() && !s->done())  // kept while the value lives (refcount.cpp)
+      s->contained = std::make_unique<std::vector<StatePtr>>(std::move(contained));
+    if (ok)
       complete_ok(*s, std::move(stored), completions_);
-    else if (ok)
-      complete_ok(*s, std::make_shared<detail::InlinePayload>(std::vector<char>(data, data + len)),
-                  completions_);
     else
       complete_error(*s, std::move(err), completions_);
     on_object_done(s);
@@ -225,8 +251,9 @@ void EventLoop::handle_task_result(int src, const char* data, size_t len) {
   auto id = r.get<ObjectId>();
   bool ok = r.get<uint8_t>() != 0;
   if (ok) {
+    std::vector<StatePtr> contained = accept_refs(get_ref_ids(r));
     auto [p, n] = r.rest();
-    on_result(src, id, true, p, n, {});
+    on_result(src, id, true, p, n, {}, nullptr, std::move(contained));
   } else {
     on_result(src, id, false, nullptr, 0, get_error(r));
   }
@@ -239,12 +266,15 @@ void EventLoop::reply_object(int dest, const ObjectState& s) {
   w.put<ObjectId>(s.id);
   bool ok = s.status() == detail::ObjectStatus::kReady;
   w.put<uint8_t>(ok ? 1 : 0);
+  std::vector<StatePtr> contained;  // refs inside the value: the borrower borrows them too
   if (ok) {
+    add_contained(contained, s);
+    put_ref_ids(w, contained);
     if (s.payload) w.put_bytes(s.payload->data(), s.payload->size());
   } else {
-    put_error(w, s.error);
+    put_error(w, s.error());
   }
-  send(dest, Msg::kObjectValue, b);
+  send_with_refs(dest, Msg::kObjectValue, b, std::move(contained));
 }
 
 void EventLoop::handle_get_object(int src, const char* data, size_t len) {
@@ -253,10 +283,11 @@ void EventLoop::handle_get_object(int src, const char* data, size_t len) {
   StatePtr s = objects_.find(id);
   if (!s) {
     ObjectState lost(id);
-    lost.error.kind = detail::ErrorKind::kObjectLost;
-    lost.error.rank = rank_;
-    lost.error.message = id.str() + " is no longer held by its owner, rank " +
-                         std::to_string(rank_) + " (every ref to it on the owner was dropped)";
+    lost.failure = std::make_unique<detail::ErrorInfo>(detail::ErrorInfo{
+        .kind = detail::ErrorKind::kObjectLost,
+        .rank = rank_,
+        .message = id.str() + " is no longer held by its owner, rank " + std::to_string(rank_) +
+                   " (every ref to it on the owner was dropped)"});
     lost.status_.store(detail::ObjectStatus::kFailed);
     reply_object(src, lost);
     return;
@@ -272,8 +303,13 @@ void EventLoop::handle_object_value(int src, const char* data, size_t len) {
   WireReader r(data, len);
   auto id = r.get<ObjectId>();
   bool ok = r.get<uint8_t>() != 0;
+  // Accepted even when nobody waits any more: dropping them then returns their credits.
+  std::vector<StatePtr> contained;
+  if (ok) contained = accept_refs(get_ref_ids(r));
   StatePtr s = objects_.find(id);
   if (!s || s->done()) return;
+  if (!contained.empty())
+    s->contained = std::make_unique<std::vector<StatePtr>>(std::move(contained));
   if (ok) {
     auto [p, n] = r.rest();
     complete_ok(*s, std::make_shared<detail::InlinePayload>(std::vector<char>(p, p + n)),
@@ -291,6 +327,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   e.rank = rank_;
   e.function = detail::class_name(call->fn_id);
   if (call->actor.rank < 0) {  // first pass: place it
+    for (const auto& r : call->refs) add_contained(call->contained, *r);  // refs in ref values
     call->args = resolve_args(*call);
     call->refs.clear();
     if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
@@ -343,8 +380,11 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   w.put_str(call->need.to_bytes());
   put_placement(w, call->placement);
   w.put_str(call->opts.name);
+  detail::dedupe_refs(call->contained);
+  put_ref_ids(w, call->contained);
   w.put_bytes(call->args.data(), call->args.size());
-  send(call->actor.rank, Msg::kCreateActor, b);
+  send_with_refs(call->actor.rank, Msg::kCreateActor, b, std::move(call->contained));
+  actor_placed(call->actor.id, call->actor.rank);  // handles that left without a rank
   std::vector<char> bytes(1 + sizeof(detail::ActorRef));
   bytes[0] = 1;
   std::memcpy(bytes.data() + 1, &call->actor, sizeof call->actor);
@@ -353,7 +393,11 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
 }
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
+  if (call->actor.rank < 0 && !resolve_unplaced(call)) return;  // pg_actors.cpp
   std::vector<char> args = resolve_args(*call);
+  std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these
+  for (const auto& r : call->refs) add_contained(contained, *r);
+  detail::dedupe_refs(contained);
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(call->actor.id);
@@ -361,11 +405,13 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   w.put<uint64_t>(call->fn_id);
   w.put<ObjectId>(call->result->id);
   w.put<uint8_t>(0);
+  put_ref_ids(w, contained);  // only when not skipped (fail_call's skips carry no arguments)
   w.put_bytes(args.data(), args.size());
-  send(call->actor.rank, Msg::kActorCall, b);
+  send_with_refs(call->actor.rank, Msg::kActorCall, b, std::move(contained));
 }
 
 void EventLoop::kill_actor(const detail::ActorRef& a) {
+  if (a.rank < 0) return kill_unplaced(a);  // pg_actors.cpp
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(a.id);

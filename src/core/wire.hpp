@@ -39,6 +39,10 @@ enum class Msg : uint16_t {
   kPullReply = 23,     // holder → reader: offset and size in the segment, bytes, or an error
   kPullDone = 24,      // reader → holder: my copy is done; unpin
   kFreeObject = 25,    // owner → holder: the object is dead; remove the primary
+  // reference counting (refcount.cpp)
+  kBorrowAdd = 50,     // sender → owner: count these refs for a message about to leave
+  kBorrowAck = 51,     // owner → sender: counted; the message may go
+  kBorrowRelease = 52, // borrower → owner: (id, credits) of states that died
   // placement groups (pg_*.cpp)
   kPgCreate = 30,      // creator → head: a new group
   kPgRemove = 31,      // anyone → head
@@ -50,6 +54,9 @@ enum class Msg : uint16_t {
   kPgRollback = 37,    // head → rank: undo the group's prepared bundles
   kPgRelease = 38,     // head → rank: the group was removed; free its bundles
   kPgFreed = 39,       // rank → head: resources freed after this rank refused a prepare
+  kPgReservations = 40,  // head → every rank: groups CREATED or REMOVED (coalesced updates)
+  kActorWhere = 41,    // caller → creator: where is this actor of a PENDING group? (pg_actors.cpp)
+  kActorPlaced = 42,   // creator → caller: its rank, or why it will never exist
 };
 
 class WireWriter {

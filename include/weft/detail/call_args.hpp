@@ -7,6 +7,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "weft/detail/refcount_api.hpp"
 #include "weft/detail/runtime_api.hpp"
 #include "weft/object_ref.hpp"
 #include "weft/options.hpp"
@@ -43,6 +44,7 @@ void encode_arg(EncodedArgs& out, A&& a) {
 template <class Params, class... A, size_t... I>
 EncodedArgs encode_args_impl(std::index_sequence<I...>, A&&... a) {
   EncodedArgs out;
+  RefCollector collect(&out.contained);  // refs nested in values are borrowed by the callee
   (encode_arg<std::tuple_element_t<I, Params>>(out, std::forward<A>(a)), ...);
   return out;
 }

@@ -65,13 +65,26 @@ struct ObjectState {
   const ObjectId id;
   // Written once before status_ leaves kPending (release), read after (acquire).
   std::shared_ptr<const Payload> payload;
-  ErrorInfo error;
+  // Set once, before status_ becomes kFailed (release), read after (acquire). Out of line:
+  // few objects fail, and three strings would double the per-ref control state.
+  std::unique_ptr<ErrorInfo> failure;
+  // The error of a kFailed state (an empty ErrorInfo for any other).
+  const ErrorInfo& error() const {
+    static const ErrorInfo kNoError;
+    return failure ? *failure : kNoError;
+  }
   std::atomic<ObjectStatus> status_{ObjectStatus::kPending};
   // A borrowed ref asks its owner for the value at most once.
   std::atomic<bool> fetch_requested{false};
-  // Set when a ref to this object was sent to another rank; the owner then keeps the value
-  // alive for borrowers (see docs/architecture.md, "Reference counting").
+  // Set when a ref was serialized outside any Weft message (by hand): its state is then kept
+  // until the job ends (src/core/ref_collector.cpp).
   std::atomic<bool> escaped{false};
+  // Borrower side: credits the owner counted for the messages that brought this ref here;
+  // returned to the owner when this state dies (docs/architecture.md, "Reference counting").
+  std::atomic<uint32_t> borrow_credits{0};
+  // Only for values that contain refs: their states, kept while the value lives so that a
+  // reader deserializing it finds them (and their credits) alive. Written before completion.
+  std::unique_ptr<std::vector<std::shared_ptr<ObjectState>>> contained;
 };
 
 using StatePtr = std::shared_ptr<ObjectState>;

@@ -39,6 +39,7 @@ struct SubmitOptions {
 struct EncodedArgs {
   serde::Buffer bytes;
   std::vector<StatePtr> refs;  // in tag-1 order
+  std::vector<StatePtr> contained;  // refs serialized inside the inline values (borrowed)
 };
 
 // --- objects ---------------------------------------------------------------------------------
@@ -47,12 +48,10 @@ int world_size();
 bool runtime_active();
 // A fresh object owned by this rank, not yet complete.
 StatePtr new_owned_state();
-// put(): an owned object complete at birth.
-StatePtr put_bytes(std::vector<char> bytes);
+// put(): an owned object complete at birth; `contained`: the refs serialized inside the value.
+StatePtr put_bytes(std::vector<char> bytes, std::vector<StatePtr> contained = {});
 // The local state for an id that arrived inside a message (borrowed if owner != me).
 StatePtr state_for(const ObjectId& id);
-// Called when a ref is serialized towards another rank.
-void mark_escaped(const StatePtr& s);
 // Blocks until `s` is done or `timeout` passes (negative: forever). Asks the owner for the value
 // if this rank borrows it. Returns false on timeout. Inside a task, releases the task's CPU
 // slot while blocked and runs other ready tasks of this rank meanwhile.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "weft/detail/object_state.hpp"
+#include "weft/detail/refcount_api.hpp"
 #include "weft/detail/runtime_api.hpp"
 #include "weft/serialization.hpp"
 
@@ -34,6 +35,10 @@ struct StoreInfo {
   size_t spilled_bytes = 0, fallback_bytes = 0, num_objects = 0;
   uint64_t spills = 0, restores = 0, evictions = 0;
   size_t inline_threshold = 0;
+  // This rank's inline values (src/core/inline_budget.hpp): the limit, the bytes charged now and
+  // at most so far, and how many small values went to the store because the limit was reached.
+  size_t inline_limit = 0, inline_bytes = 0, inline_peak = 0;
+  uint64_t inline_moved = 0;
 };
 StoreInfo local_store_info();
 
@@ -101,7 +106,13 @@ StatePtr put_value(const T& value) {
   if constexpr (direct_encoding<T>::value) {
     return put_sized(direct_encoding<T>::size(value), &direct_encoding<T>::fill, &value);
   } else {
-    return put_bytes(serde::to_bytes(value));
+    std::vector<StatePtr> contained;  // refs nested in the value (docs: reference counting)
+    std::vector<char> bytes;
+    {
+      RefCollector collect(&contained);
+      bytes = serde::to_bytes(value);
+    }
+    return put_bytes(std::move(bytes), std::move(contained));
   }
 }
 

@@ -1,0 +1,87 @@
+// The borrower protocol's state on one rank (see refcount.cpp and docs/architecture.md,
+// "Reference counting"):
+//  * owner side: the borrow table, id → {the state it pins, count of credits given out};
+//  * sender side: messages held until the owners of the refs they carry acknowledge the new
+//    borrower, and the kBorrowAdd batches of this loop turn;
+//  * borrower side: releases (id, credits) queued by dying states on any thread, sent once per
+//    loop turn in one kBorrowRelease per owner.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/wire.hpp"
+#include "weft/detail/object_state.hpp"
+#include "weft/detail/refcount_api.hpp"
+
+namespace weft::core {
+
+using detail::StatePtr;
+
+// Owner side, loop thread only (the size mirrors are read by other threads).
+class BorrowTable {
+ public:
+  // One more credit out for `s` (owned by this rank): pins it.
+  void add(const StatePtr& s, uint32_t n = 1);
+  // `n` credits came back; at 0 the pin is dropped (the state dies when local refs are gone).
+  void release(const ObjectId& id, uint32_t n);
+  size_t size() const { return size_.load(std::memory_order_relaxed); }
+  uint64_t total() const { return total_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Entry {
+    StatePtr pin;
+    uint32_t count = 0;
+  };
+  std::unordered_map<ObjectId, Entry> map_;
+  std::atomic<size_t> size_{0};
+  std::atomic<uint64_t> total_{0};
+};
+
+// A message that carries refs, held until every owner involved has counted its receiver.
+struct HeldSend {
+  int dest = -1;
+  Msg type{};
+  std::vector<char> body;
+  std::vector<StatePtr> refs;  // keep the sender's credits until the message has left
+  int waiting = 0;             // owners that have not acknowledged yet
+};
+
+struct RefcountState {
+  BorrowTable borrows;
+  // This loop turn's kBorrowAdd per owner, and the messages each batch releases.
+  struct Outgoing {
+    std::vector<ObjectId> ids;
+    std::vector<std::shared_ptr<HeldSend>> held;
+  };
+  std::unordered_map<int, Outgoing> adds_out;
+  struct Awaiting {
+    int owner = -1;
+    std::vector<std::shared_ptr<HeldSend>> held;
+  };
+  std::unordered_map<uint64_t, Awaiting> awaiting_ack;  // batch → messages
+  uint64_t batch_seq = 1;
+  // Borrower side: (id, credits) from states that died on any thread.
+  std::mutex release_mu;
+  std::vector<std::pair<ObjectId, uint32_t>> releases;
+};
+
+// The ids of the refs a message carries: u32 count, then the ids.
+inline void put_ref_ids(WireWriter& w, const std::vector<StatePtr>& refs) {
+  w.put<uint32_t>(static_cast<uint32_t>(refs.size()));
+  for (const auto& s : refs) w.put<ObjectId>(s->id);
+}
+inline std::vector<ObjectId> get_ref_ids(WireReader& r) {
+  uint32_t n = r.get<uint32_t>();
+  std::vector<ObjectId> ids;
+  ids.reserve(std::min<uint32_t>(n, 1u << 16));  // the reader checks every id against the bytes
+  for (uint32_t i = 0; i < n; ++i) ids.push_back(r.get<ObjectId>());
+  return ids;
+}
+
+}  // namespace weft::core
