@@ -107,6 +107,15 @@ void EventLoop::pg_subscribe(uint64_t pg) {
 
 void EventLoop::handle_pg_update(const char* data, size_t len) {
   WireReader r(data, len);
+  apply_pg_update(r);
+}
+
+void EventLoop::handle_pg_reservations(const char* data, size_t len) {
+  WireReader r(data, len);
+  for (uint32_t n = r.get<uint32_t>(); n > 0; --n) apply_pg_update(r);
+}
+
+void EventLoop::apply_pg_update(WireReader& r) {
   uint64_t id = r.get<uint64_t>();
   if (r.get<uint8_t>() == 0) return;
   PgCacheEntry& e = pg_.cache[id];
@@ -143,6 +152,12 @@ void EventLoop::handle_pg_update(const char* data, size_t len) {
       }
     }
     e.held = e.state == sched::PgState::kCreated ? e.locations : std::vector<sched::BundleLocation>{};
+  }
+  if (!e.subscribed) {
+    // Heard only because every rank learns reservations: nobody here waits on this group, so
+    // no snapshot (a later wait() subscribes), and nothing is kept once it is gone.
+    if (e.state == sched::PgState::kRemoved && e.parked.empty()) pg_.cache.erase(id);
+    return;
   }
   {
     std::lock_guard<std::mutex> g(pg_.mu);

@@ -50,6 +50,10 @@ void EventLoop::pg_flush(head::PgOutbox& out) {
     }
     send(a.rank, type, b);
   }
+  // Reservations (a group becoming CREATED, or REMOVED) reach every rank, not only the
+  // group's subscribers: any rank's submitter must keep plain tasks off the CPUs a group holds.
+  // One message per rank per flush carries all of them.
+  std::vector<uint64_t> reserving;
   for (uint64_t id : out.changed) {
     const sched::PlacementGroup* g = pg_.head->find(id);
     if (g) WEFT_LOG(Debug) << g->describe();
@@ -57,6 +61,19 @@ void EventLoop::pg_flush(head::PgOutbox& out) {
     WireWriter w(b);
     put_update(w, id, g);
     for (int r : pg_.head->subscribers(id)) send(r, Msg::kPgUpdate, b);
+    if (g && (g->state() == sched::PgState::kCreated || g->state() == sched::PgState::kRemoved))
+      reserving.push_back(id);
+  }
+  for (int r = 0; r < size_ && !reserving.empty(); ++r) {
+    serde::Buffer b;
+    WireWriter w(b);
+    uint32_t n = 0;
+    for (uint64_t id : reserving) n += pg_.head->subscribers(id).count(r) ? 0 : 1;
+    if (n == 0) continue;  // a subscriber heard it in its own update
+    w.put<uint32_t>(n);
+    for (uint64_t id : reserving)
+      if (!pg_.head->subscribers(id).count(r)) put_update(w, id, pg_.head->find(id));
+    send(r, Msg::kPgReservations, b);
   }
   out = {};
 }

@@ -14,6 +14,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/gpu_resources.hpp"
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
 #include "net/allgather.hpp"
@@ -45,12 +46,14 @@ int cores_available() {
 }
 
 // This rank's resources: detected defaults, then --weft-resources / WEFT_RESOURCES on top.
-sched::ResourceSet local_resources(const Config& cfg, const net::Topology& topo) {
+sched::ResourceSet local_resources(const Config& cfg, const net::Topology& topo,
+                                   const gpu::RankGpus& gpus) {
   int local = std::max<int>(1, topo.local_ranks.size());
   double cpus = std::max(1, cores_available() / local);
   if (cfg.has("num_cpus")) cpus = cfg.get_double("num_cpus", cpus);
   sched::ResourceSet r;
   r.set("CPU", cpus);
+  core::add_local_gpus(cfg, topo.rank, gpus, r);
   sched::ResourceSet spec = sched::parse_resource_spec(cfg.get("resources", ""), topo.rank);
   for (const auto& [name, units] : spec) r.set_units(name, units);
   return r;
@@ -87,7 +90,9 @@ void start(int* argc, char*** argv) {
     log::set_level(lvl);
   rt->topo = net::discover_topology(MPI_COMM_WORLD, rt->cfg);
   log::set_rank(rt->topo.rank);
-  auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo));
+  gpu::RankGpus gpus = core::plan_local_gpus(rt->cfg, rt->topo);
+  auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo, gpus));
+  core::set_local_gpu_ids(rt->cfg, rt->topo.rank, gpus, ranks);
   core::assign_nvlink_domains(rt->cfg, rt->topo, ranks);
   rt->transport = std::make_unique<net::Transport>(MPI_COMM_WORLD, rt->topo, rt->cfg);
   rt->store = core::ObjectStoreClient::start(MPI_COMM_WORLD, rt->topo, rt->cfg, *rt->transport);

@@ -108,6 +108,38 @@ RankGpus plan_rank_gpus(const std::vector<std::vector<std::string>>& views, int 
   return out;
 }
 
+std::string RankGpuView::to_bytes() const {
+  std::string out = host;
+  for (const auto& u : uuids) out += "\n" + u;
+  return out;
+}
+
+RankGpuView RankGpuView::from_bytes(const std::string& bytes) {
+  RankGpuView v;
+  std::istringstream in(bytes);
+  std::getline(in, v.host);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) v.uuids.push_back(line);
+  return v;
+}
+
+RankGpus plan_host_gpus(const std::vector<RankGpuView>& views_by_rank, int rank,
+                        double per_rank) {
+  WEFT_CHECK(rank >= 0 && static_cast<size_t>(rank) < views_by_rank.size())
+      << "rank " << rank << " of " << views_by_rank.size() << " views";
+  if (per_rank == 0) return RankGpus{{}, 0, "gpus_per_rank=0: no GPUs"};
+  std::vector<std::vector<std::string>> local;
+  int local_rank = 0;
+  for (size_t r = 0; r < views_by_rank.size(); ++r) {
+    if (views_by_rank[r].host != views_by_rank[rank].host) continue;
+    if (static_cast<int>(r) == rank) local_rank = static_cast<int>(local.size());
+    local.push_back(views_by_rank[r].uuids);
+  }
+  bool none = std::all_of(local.begin(), local.end(), [](const auto& v) { return v.empty(); });
+  if (none) return RankGpus{{}, 0, "no GPU visible on host " + views_by_rank[rank].host};
+  return plan_rank_gpus(local, local_rank, per_rank);
+}
+
 double gpus_per_rank_from(const Config& config) {
   if (!config.has("gpus_per_rank")) return -1;
   double g = config.get_double("gpus_per_rank", -1);

@@ -33,6 +33,19 @@ RankGpus split_gpus(int num_devices, int local_rank, int local_size, double gpus
 RankGpus plan_rank_gpus(const std::vector<std::vector<std::string>>& visible_uuids_by_local_rank,
                         int local_rank, double gpus_per_rank);
 
+// What one rank reports at startup: its host and the UUIDs of the devices it sees.
+struct RankGpuView {
+  std::string host;
+  std::vector<std::string> uuids;
+  std::string to_bytes() const;  // one line per field, for the startup allgather
+  static RankGpuView from_bytes(const std::string& bytes);
+};
+
+// plan_rank_gpus over the ranks that share `rank`'s host (every rank's view, index = world
+// rank). Ranks of one host share its devices even when virtual nodes split the host.
+RankGpus plan_host_gpus(const std::vector<RankGpuView>& views_by_rank, int rank,
+                        double gpus_per_rank);
+
 // Reads `gpus_per_rank` (absent: -1 = even split). Throws ConfigError on a negative value.
 double gpus_per_rank_from(const Config& config);
 

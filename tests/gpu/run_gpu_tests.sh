@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Weft's GPU module with CUDA/NCCL and runs every GPU test (CTest label "gpu": the units of
-# tests/unit/gpu, the device tests and the 2-rank NCCL gang test) on a machine that has GPUs.
+# tests/unit/gpu, the device tests, the 2-rank NCCL gang test and, in a full build, gpu.runtime:
+# real device ids through the runtime and weft::nccl_gang over actors) on a machine with GPUs.
 #
 #   tests/gpu/run_gpu_tests.sh [build-dir]        default build-dir: <repo>/build-gpu-cuda
 #
@@ -71,6 +72,10 @@ fi
 
 cmake --build "$build" --target weft_gpu_unit_tests weft_gpu_device_tests -j "$jobs"
 # The 2-rank gang test exists only where MPI was found.
+# The runtime-level test (weft::nccl_gang over actors) exists only in a full build.
+if [[ $build != */minimal ]] && ! cmake --build "$build" --target weft_gpu_runtime_tests -j "$jobs"; then
+  echo "run_gpu_tests: WARNING: weft_gpu_runtime_tests not built; running the rest"
+fi
 if ! cmake --build "$build" --target weft_gpu_gang_mpi_tests -j "$jobs"; then
   echo "run_gpu_tests: WARNING: weft_gpu_gang_mpi_tests not built (MPI missing?); running the rest"
 fi

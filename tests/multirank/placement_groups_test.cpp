@@ -3,8 +3,8 @@
 // at once instead of a hang (infeasible groups, the actor-CPU trap, PENDING with its reason).
 //
 // Tests marked "suite" need the cluster of the pg_* registrations in CMakeLists.txt (4 ranks in
-// 2 virtual nodes, NVLink domains from pg_topology.txt, every rank GPU=2 and pgslot=1); they
-// skip elsewhere. The others run in every multirank configuration.
+// 2 virtual nodes, NVLink domains from pg_topology.txt, every rank GPU=2 and pgslot=1, ranks
+// 1-3 one "rank<k>" each to pin work on them); they skip elsewhere. The others run in every multirank configuration.
 #include <gtest/gtest.h>
 #include <weft/weft.hpp>
 
@@ -23,9 +23,19 @@ int pg_slow(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   return ms;
 }
+int pg_slow_where(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return weft::rank();
+}
 // Runs in a capturing group and submits a child with default options: the child must land in
 // the same group (its GPU is the bundle's device, not a free one of the rank).
 std::vector<int> pg_parent() { return weft::task(pg_gpus).options({.num_cpus = 0.5, .num_gpus = 1}).remote().get(); }
+// Submits `n` plain 1-CPU tasks from wherever it runs and returns the ranks they ran on.
+std::vector<int> pg_fan_out(int n) {
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < n; ++i) refs.push_back(weft::task(pg_slow_where).remote(5));
+  return weft::get(refs);
+}
 
 class PgProbe {
  public:
@@ -37,6 +47,9 @@ class PgProbe {
  private:
   int tag_;
 };
+
+// Calls a probe through a handle it was given (another rank than the creator's, maybe).
+int pg_call_probe(weft::ActorHandle<PgProbe> h) { return h.task(&PgProbe::tag).remote().get(); }
 
 bool suite() { return std::getenv("WEFT_PG_SUITE") != nullptr && weft::world_size() == 4; }
 
@@ -50,6 +63,9 @@ WEFT_REMOTE(pg_where);
 WEFT_REMOTE(pg_gpus);
 WEFT_REMOTE(pg_slow);
 WEFT_REMOTE(pg_parent);
+WEFT_REMOTE(pg_slow_where);
+WEFT_REMOTE(pg_fan_out);
+WEFT_REMOTE(pg_call_probe);
 WEFT_ACTOR(PgProbe, int);
 WEFT_REMOTE(&PgProbe::where);
 WEFT_REMOTE(&PgProbe::gpus);
@@ -283,5 +299,84 @@ TEST(PlacementGroups, PlainTasksGoWhereTheyFitBesideBundles) {
   for (int i = 0; i < 8; ++i) refs.push_back(weft::task(pg_where).remote());
   auto [ready, pending] = weft::wait(refs, refs.size(), std::chrono::seconds(20));
   EXPECT_EQ(ready.size(), refs.size()) << "plain tasks stuck beside a placement group";
+  pg.remove();
+}
+
+// An actor of a group that is not placed yet: remote() returns at once; calls queue until the
+// group is created, through the creator's handle and through a copy on another rank.
+TEST(PlacementGroups, ActorInPendingGroupReturnsAtOnceAndCallsWaitForTheGroup) {
+  if (!suite()) GTEST_SKIP() << "needs the pg suite's cluster";
+  auto all = weft::placement_group({{{"pgslot", 1}}, {{"pgslot", 1}}, {{"pgslot", 1}}, {{"pgslot", 1}}},
+                                   Strategy::Spread);
+  ASSERT_TRUE(all.wait(30s)) << all.state().reason;
+  auto later = weft::placement_group({{{"pgslot", 1}}}, Strategy::Pack, {.name = "later-actor"});
+  EXPECT_FALSE(later.wait(200ms));
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = weft::actor<PgProbe>(42).options({.placement_group = later}).remote();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "creation blocked on a PENDING group";
+  EXPECT_EQ(a.rank(), -1);  // not placed yet
+  auto direct = a.task(&PgProbe::where).remote();
+  auto via_rank3 = weft::task(pg_call_probe)
+                       .options({.num_cpus = 0, .resources = {{"rank3", 1}}})
+                       .remote(a);
+  auto [ready, pending] = weft::wait(std::vector{direct}, 1, 300ms);
+  EXPECT_TRUE(ready.empty()) << "a call ran before its actor's group was created";
+  all.remove();  // room for `later`: it is created, the actor placed, the calls sent
+  ASSERT_TRUE(later.wait(30s)) << later.state().reason;
+  EXPECT_EQ(direct.get(30s), later.bundles()[0].rank);
+  EXPECT_EQ(via_rank3.get(30s), 42);
+  weft::kill(a);
+  later.remove();
+}
+
+TEST(PlacementGroups, CallsFailTypedWhenAPendingActorsGroupIsRemoved) {
+  if (!suite()) GTEST_SKIP() << "needs the pg suite's cluster";
+  auto all = weft::placement_group({{{"pgslot", 1}}, {{"pgslot", 1}}, {{"pgslot", 1}}, {{"pgslot", 1}}},
+                                   Strategy::Spread);
+  ASSERT_TRUE(all.wait(30s)) << all.state().reason;
+  auto never = weft::placement_group({{{"pgslot", 1}}}, Strategy::Pack);
+  EXPECT_FALSE(never.wait(100ms));
+  auto a = weft::actor<PgProbe>(1).options({.placement_group = never}).remote();
+  auto call = a.task(&PgProbe::tag).remote();
+  never.remove();
+  try {
+    call.get(30s);
+    ADD_FAILURE() << "a call on an actor of a removed group ran";
+  } catch (const weft::InfeasibleError& e) {
+    EXPECT_TRUE(contains(e.what(), "was never created")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "removed")) << e.what();
+  }
+  all.remove();
+}
+
+// The group's state is not known yet when the actor is created (no wait): the handle leaves at
+// once, and its calls fail with the group's INFEASIBLE reason.
+TEST(PlacementGroups, CallsFailTypedWhenAnActorsGroupTurnsOutInfeasible) {
+  auto pg = weft::placement_group({{{"CPU", 100000}}}, Strategy::Pack);
+  auto a = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
+  try {
+    a.task(&PgProbe::tag).remote().get(30s);
+    ADD_FAILURE() << "a call on an actor of an infeasible group ran";
+  } catch (const weft::InfeasibleError& e) {
+    EXPECT_TRUE(contains(e.what(), "INFEASIBLE")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "CPU")) << e.what();
+  }
+  pg.remove();
+}
+
+// Every rank learns a group's reservations, not only the ranks that follow the group: plain
+// tasks submitted on ranks 1 and 3 never go to rank 2, whose CPUs the group holds.
+TEST(PlacementGroups, PlainTasksFromAnyRankAvoidARankWhoseCpusAGroupHolds) {
+  if (!suite()) GTEST_SKIP() << "needs the pg suite's cluster";
+  auto pg = weft::placement_group({{{"CPU", 2}, {"rank2", 1}}}, Strategy::Pack, {.name = "hold-2"});
+  ASSERT_TRUE(pg.wait(30s)) << pg.state().reason;
+  ASSERT_EQ(pg.bundles()[0].rank, 2);
+  auto from1 = weft::task(pg_fan_out).options({.num_cpus = 0, .resources = {{"rank1", 1}}}).remote(40);
+  auto from3 = weft::task(pg_fan_out).options({.num_cpus = 0, .resources = {{"rank3", 1}}}).remote(40);
+  std::set<int> used;
+  for (auto* r : {&from1, &from3})
+    for (int where : r->get(60s)) used.insert(where);
+  EXPECT_EQ(used.count(2), 0u) << "a plain task ran on the rank whose CPUs the group holds";
+  EXPECT_GE(used.size(), 2u);  // they did spread over the other ranks
   pg.remove();
 }

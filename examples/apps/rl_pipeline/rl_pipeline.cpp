@@ -3,12 +3,18 @@
 // candidate solutions; CPU verifier tasks score them in
 // batches; the driver consumes scores as they finish (wait), hands them back to their trainer,
 // averages the trainers' gradients (the gang's all-reduce) and steps every trainer in lockstep.
+// On GPUs (built with NCCL), the trainers form an NCCL gang with weft::nccl_gang and all-reduce
+// their gradients among themselves; on CPUs the driver averages them.
 // The "model" is a Gaussian search distribution trained by evolution strategies to find a hidden
 // vector, small enough for a laptop; the data flow is the real one.
 //   mpirun -n 4 ./rl_pipeline [--trainers 2] [--iters 30] [--batches 4] [--batch-size 32]
 //                             [--gpu auto|on|off]
 // Prints "rl_pipeline OK reward <first> -> <last>" when training improved the mean reward.
 #include <weft/weft.hpp>
+#if RL_PIPELINE_NCCL
+#include <cuda_runtime.h>
+#include <weft/nccl.hpp>
+#endif
 
 #include <chrono>
 #include <cmath>
@@ -74,8 +80,35 @@ class Trainer {
   }
   int where() const { return weft::rank(); }
 
+  // GPU trainers: join the gang of the group this actor's bundle belongs to (member = bundle).
+  int join_gang(weft::PlacementGroup pg) {
+    gang_ = weft::nccl_gang(pg, {.timeout = std::chrono::seconds(60), .name = "trainers"});
+    return gang_.size();
+  }
+  // The gang's all-reduce on the GPUs: every member averages the gradients and steps alike.
+  double step_allreduced(double lr) {
+    std::vector<double> g = gradient();
+#if RL_PIPELINE_NCCL
+    double* d = nullptr;
+    if (cudaSetDevice(gang_.device()) != cudaSuccess ||
+        cudaMalloc(&d, g.size() * sizeof(double)) != cudaSuccess)
+      throw weft::Error("trainer " + std::to_string(member_) + ": no device memory");
+    cudaMemcpy(d, g.data(), g.size() * sizeof(double), cudaMemcpyHostToDevice);
+    gang_.check(ncclAllReduce(d, d, g.size(), ncclDouble, ncclSum, weft::nccl_comm(gang_),
+                              cudaStreamDefault),
+                "ncclAllReduce of the gradients");
+    cudaMemcpy(g.data(), d, g.size() * sizeof(double), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    for (double& x : g) x /= gang_.size();
+#else
+    throw weft::Error("rl_pipeline was built without NCCL: GPU trainers cannot all-reduce");
+#endif
+    return step(std::move(g), lr);
+  }
+
  private:
   int member_;
+  weft::NcclGang gang_;
   std::mt19937_64 rng_;
   std::vector<double> theta_;
   std::map<int, std::vector<double>> noise_, rewards_;
@@ -86,6 +119,8 @@ WEFT_REMOTE(&Trainer::score);
 WEFT_REMOTE(&Trainer::gradient);
 WEFT_REMOTE(&Trainer::step);
 WEFT_REMOTE(&Trainer::where);
+WEFT_REMOTE(&Trainer::join_gang);
+WEFT_REMOTE(&Trainer::step_allreduced);
 
 // Verifier (CPU task): reward = minus the squared distance to the hidden target.
 std::vector<double> verify(const std::vector<double>& candidates) {
@@ -116,6 +151,7 @@ struct Gang {
   weft::PlacementGroup pg;
   std::vector<weft::ActorHandle<Trainer>> members;
   bool on_gpu = false;
+  bool nccl = false;  // the trainers all-reduce among themselves
 };
 
 weft::PlacementGroup reserve(int n, bool gpu) {
@@ -150,6 +186,13 @@ Gang make_gang(int n, const std::string& gpu) {
                                       .placement_group = g.pg,
                                       .bundle_index = m})
                             .remote());
+  // GPU trainers form an NCCL gang (every member joins at once; one timeout bounds it all).
+  g.nccl = g.on_gpu && weft::nccl_available();
+  if (g.nccl) {
+    std::vector<weft::ObjectRef<int>> joined;
+    for (auto& t : g.members) joined.push_back(t.task(&Trainer::join_gang).remote(g.pg));
+    for (auto& j : joined) j.get();
+  }
   return g;
 }
 }  // namespace
@@ -169,7 +212,7 @@ int main(int argc, char** argv) {
     Gang g = make_gang(trainers, gpu);
     auto& gang = g.members;
     std::printf("trainer gang of %d on %s (STRICT_PACK), ranks:", trainers,
-                g.on_gpu ? "GPUs" : "CPUs");
+                g.nccl ? "GPUs, NCCL all-reduce" : g.on_gpu ? "GPUs" : "CPUs");
     for (auto& t : gang) std::printf(" %d", t.task(&Trainer::where).remote().get());
     std::printf("\n");
 
@@ -208,14 +251,17 @@ int main(int argc, char** argv) {
         whose = std::move(still);
       }
       const double mean = sum / (trainers * batches * batch_size);
-      // The gang's all-reduce, through the driver: average the members' gradients.
-      std::vector<weft::ObjectRef<std::vector<double>>> grads;
-      for (auto& t : gang) grads.push_back(t.task(&Trainer::gradient).remote());
-      std::vector<double> avg(kDim, 0.0);
-      for (auto& g : weft::get(grads))
-        for (int i = 0; i < kDim; ++i) avg[i] += g[i] / trainers;
       std::vector<weft::ObjectRef<double>> norms;
-      for (auto& t : gang) norms.push_back(t.task(&Trainer::step).remote(avg, 0.05));
+      if (g.nccl) {  // the gang's all-reduce, in NCCL among the trainers
+        for (auto& t : gang) norms.push_back(t.task(&Trainer::step_allreduced).remote(0.05));
+      } else {  // through the driver: average the members' gradients
+        std::vector<weft::ObjectRef<std::vector<double>>> grads;
+        for (auto& t : gang) grads.push_back(t.task(&Trainer::gradient).remote());
+        std::vector<double> avg(kDim, 0.0);
+        for (auto& gr : weft::get(grads))
+          for (int i = 0; i < kDim; ++i) avg[i] += gr[i] / trainers;
+        for (auto& t : gang) norms.push_back(t.task(&Trainer::step).remote(avg, 0.05));
+      }
       auto ns = weft::get(norms);
       for (double n : ns)
         if (n != ns[0]) {

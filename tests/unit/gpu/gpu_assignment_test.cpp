@@ -85,4 +85,57 @@ TEST(GpusPerRankFrom, UnsetMeansEvenSplitAndNegativeIsAnError) {
 }
 
 }  // namespace
+// --- plan_host_gpus: the startup plan over every rank's (host, visible devices) ---------------
+
+std::vector<RankGpuView> two_hosts_two_ranks_four_gpus() {
+  std::vector<std::string> a{"GPU-a0", "GPU-a1", "GPU-a2", "GPU-a3"};
+  std::vector<std::string> b{"GPU-b0", "GPU-b1", "GPU-b2", "GPU-b3"};
+  return {{"hostA", a}, {"hostA", a}, {"hostB", b}, {"hostB", b}};
+}
+
+TEST(PlanHostGpus, RanksShareOnlyTheDevicesOfTheirOwnHost) {
+  auto views = two_hosts_two_ranks_four_gpus();
+  EXPECT_EQ(plan_host_gpus(views, 0, -1).devices, (V{0, 1}));
+  EXPECT_EQ(plan_host_gpus(views, 1, -1).devices, (V{2, 3}));
+  EXPECT_EQ(plan_host_gpus(views, 2, -1).devices, (V{0, 1}));  // first rank of host B
+  EXPECT_EQ(plan_host_gpus(views, 3, -1).gpus, 2);
+  EXPECT_EQ(plan_host_gpus(views, 3, 1).devices, (V{1}));  // gpus_per_rank=1: one each
+}
+
+TEST(PlanHostGpus, NoGpuAnywhereIsZeroNotAnError) {
+  std::vector<RankGpuView> views{{"h", {}}, {"h", {}}};
+  RankGpus g = plan_host_gpus(views, 1, -1);
+  EXPECT_TRUE(g.devices.empty());
+  EXPECT_EQ(g.gpus, 0);
+  EXPECT_NE(g.how.find("no GPU"), std::string::npos) << g.how;
+  // Even when a GPU count per rank is configured: there is simply nothing to split.
+  EXPECT_EQ(plan_host_gpus(views, 0, 2).gpus, 0);
+}
+
+TEST(PlanHostGpus, GpusPerRankZeroTakesNone) {
+  auto views = two_hosts_two_ranks_four_gpus();
+  EXPECT_TRUE(plan_host_gpus(views, 1, 0).devices.empty());
+  EXPECT_EQ(plan_host_gpus(views, 1, 0).gpus, 0);
+}
+
+TEST(PlanHostGpus, LauncherBoundDevicesAreKeptPerRank) {
+  // CUDA_VISIBLE_DEVICES set per rank by the launcher: each rank sees its own device as 0.
+  std::vector<RankGpuView> views{{"h", {"GPU-x"}}, {"h", {"GPU-y"}}};
+  EXPECT_EQ(plan_host_gpus(views, 1, -1).devices, (V{0}));
+  EXPECT_EQ(plan_host_gpus(views, 1, -1).gpus, 1);
+}
+
+TEST(PlanHostGpus, TooManyGpusPerRankIsAConfigError) {
+  auto views = two_hosts_two_ranks_four_gpus();
+  EXPECT_THROW(plan_host_gpus(views, 0, 3), ConfigError);
+}
+
+TEST(RankGpuView, BytesRoundTrip) {
+  RankGpuView v{"node-17", {"GPU-1", "GPU-2"}};
+  RankGpuView w = RankGpuView::from_bytes(v.to_bytes());
+  EXPECT_EQ(w.host, "node-17");
+  EXPECT_EQ(w.uuids, v.uuids);
+  EXPECT_TRUE(RankGpuView::from_bytes(RankGpuView{"h", {}}.to_bytes()).uuids.empty());
+}
+
 }  // namespace weft::gpu
