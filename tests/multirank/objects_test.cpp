@@ -10,22 +10,17 @@
 #include <thread>
 #include <weft/weft.hpp>
 
+#include "test_pattern.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
 
-uint8_t pattern_at(uint64_t i, uint32_t seed) {
-  return static_cast<uint8_t>((i * 131u) ^ (i >> 11) ^ (seed * 0x9Du));
-}
 std::vector<uint8_t> pattern(uint64_t n, uint32_t seed) {
-  std::vector<uint8_t> v(n);
-  for (uint64_t i = 0; i < n; ++i) v[i] = pattern_at(i, seed);
-  return v;
+  return weft_test::pattern<uint8_t>(n, seed);
 }
 uint64_t mismatches(std::span<const uint8_t> v, uint32_t seed) {
-  uint64_t bad = 0;
-  for (uint64_t i = 0; i < v.size(); ++i) bad += v[i] != pattern_at(i, seed);
-  return bad;
+  return weft_test::mismatches<uint8_t>(v, seed);
 }
 
 // Remote side.

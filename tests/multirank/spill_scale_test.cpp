@@ -16,23 +16,17 @@
 #include <thread>
 #include <weft/weft.hpp>
 
+#include "test_pattern.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
 
-// Word i of object `seed`: cheap to produce and check, and no two positions or seeds share it.
-uint64_t scale_word(uint64_t i, uint64_t seed) {
-  return (i * 0x9E3779B97F4A7C15ull) ^ (seed * 0xC2B2AE3D27D4EB4Full) ^ (i >> 7);
-}
 std::vector<uint64_t> scale_words(uint64_t words, uint64_t seed) {
-  std::vector<uint64_t> v(words);
-  for (uint64_t i = 0; i < words; ++i) v[i] = scale_word(i, seed);
-  return v;
+  return weft_test::pattern<uint64_t>(words, seed);
 }
 uint64_t scale_mismatches(std::span<const uint64_t> v, uint64_t seed) {
-  uint64_t bad = 0;
-  for (uint64_t i = 0; i < v.size(); ++i) bad += v[i] != scale_word(i, seed);
-  return bad;
+  return weft_test::mismatches<uint64_t>(v, seed);
 }
 
 // Remote side.
