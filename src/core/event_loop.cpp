@@ -116,6 +116,10 @@ void EventLoop::shutdown_job(int exit_code) {
     serde::Buffer b;
     WireWriter w(b);
     w.put<int32_t>(exit_code);
+    // The failed ranks the head knows: every rank then skips the collective end (runtime.cpp).
+    const std::vector<int> failed = l.failed_ranks();
+    w.put<uint32_t>(static_cast<uint32_t>(failed.size()));
+    for (int f : failed) w.put<int32_t>(f);
     for (int r = 0; r < l.size_; ++r)
       if (r != l.rank_) l.send(r, Msg::kShutdown, b);
     l.stop_ = true;
@@ -175,10 +179,11 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
       case Msg::kFreeObject: handle_free_object(data, len); break;
       case Msg::kBorrowAdd: handle_borrow_add(src, data, len); break;
       case Msg::kBorrowAck: handle_borrow_ack(data, len); break;
-      case Msg::kBorrowRelease: handle_borrow_release(data, len); break;
+      case Msg::kBorrowRelease: handle_borrow_release(src, data, len); break;
       case Msg::kShutdown: {
         WireReader r(data, len);
         exit_code_ = r.get<int32_t>();
+        for (uint32_t n = r.get<uint32_t>(); n > 0; --n) refcount_peer_failed(r.get<int32_t>());
         stop_ = true;
         break;
       }
@@ -192,8 +197,14 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
 }
 
 void EventLoop::on_peer_failed(int rank, const std::string& reason) {
-  WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
   refcount_peer_failed(rank);
+  if (stop_.load(std::memory_order_acquire)) {
+    // The job is ending: when a rank has failed, the others leave without a barrier, so one
+    // that leaves first is no failure, and the exit code stays the driver's.
+    WEFT_LOG(Debug) << "rank " << rank << " left while this rank ends: " << reason;
+    return;
+  }
+  WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
   if (rank == 0 && rank_ != 0) {
     WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";
     exit_code_ = 1;

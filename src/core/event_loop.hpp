@@ -118,6 +118,9 @@ class EventLoop : public net::MessageSink {
   void shutdown_job(int exit_code);
   // Blocks until the loop has stopped (a shutdown message, or shutdown_job).
   int wait_stopped();
+  // Ranks this one knows have failed (its transport reported them, or the head's kShutdown
+  // named them); read after wait_stopped(). With one, the job cannot end collectively.
+  std::vector<int> failed_ranks() const;
 
   // Any thread: queue a command for the loop thread.
   void post(Command c);
@@ -236,7 +239,7 @@ class EventLoop : public net::MessageSink {
   void refcount_peer_failed(int rank);
   void handle_borrow_add(int src, const char* data, size_t len);
   void handle_borrow_ack(const char* data, size_t len);
-  void handle_borrow_release(const char* data, size_t len);
+  void handle_borrow_release(int src, const char* data, size_t len);
 
   // placement groups — submitter side (pg_client.cpp)
  public:

@@ -157,12 +157,22 @@ std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
   return c;
 }
 
-void ObjectStoreClient::close(MPI_Comm world) {
+void ObjectStoreClient::close(MPI_Comm world, const std::vector<int>& failed) {
   if (topo_.local_index != 0) store_.reset();
-  MPI_Barrier(world);
+  if (failed.empty()) MPI_Barrier(world);
+  std::error_code ec;
+  if (topo_.rank == 0) {
+    // A node's creator is its lowest rank; a failed one leaves its spill folder to rank 0.
+    for (int f : failed) {
+      if (f <= 0 || f >= topo_.size) continue;
+      const int node = topo_.node_of_rank[f];
+      bool creator = true;
+      for (int r = 0; r < f && creator; ++r) creator = topo_.node_of_rank[r] != node;
+      if (creator) std::filesystem::remove_all(job_dir_ + "/node" + std::to_string(node), ec);
+    }
+  }
   if (topo_.local_index == 0 && store_) {
     store_.reset();
-    std::error_code ec;
     std::filesystem::remove_all(node_dir_, ec);
     std::filesystem::remove(job_dir_, ec);  // the last node's creator removes the job folder
   }

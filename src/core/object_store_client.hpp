@@ -61,8 +61,10 @@ class ObjectStoreClient {
   static std::unique_ptr<ObjectStoreClient> start(MPI_Comm world, const net::Topology& topo,
                                                   const Config& cfg, net::Transport& transport);
   // Collective: attached ranks detach first, the creator unlinks the segment and the job's spill
-  // directory last.
-  void close(MPI_Comm world);
+  // directory last. With `failed` ranks (they will never reach a barrier) nobody waits: each
+  // rank detaches at once, each live creator removes its node's folder, and rank 0 also removes
+  // the folders of nodes whose creator failed.
+  void close(MPI_Comm world, const std::vector<int>& failed = {});
   ~ObjectStoreClient();
 
   store::NodeStore& store() { return *store_; }

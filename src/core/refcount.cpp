@@ -13,6 +13,8 @@
 //    the loop sends one batch per owner per turn.
 //  * The owner pins a state while its count is above zero; at zero the pin goes, and the state
 //    dies (freeing every store copy) once local refs are gone too.
+//  * The owner knows whose credits it counts (kBorrowAdd names the receiver), so a borrower rank
+//    that dies gives its credits back implicitly (refcount_peer_failed).
 // Because the owner counts before the message exists, counts never go transiently negative.
 #include "core/refcount.hpp"
 
@@ -23,23 +25,66 @@
 
 namespace weft::core {
 
-void BorrowTable::add(const StatePtr& s, uint32_t n) {
+BorrowerCredits::Credit* BorrowerCredits::find(int rank) {
+  for (auto& c : inline_)
+    if (c.rank == rank) return &c;
+  if (more_)
+    for (auto& c : *more_)
+      if (c.rank == rank) return &c;
+  return nullptr;
+}
+
+void BorrowerCredits::add(int rank, uint32_t n) {
+  if (Credit* c = find(rank)) {
+    c->count += n;
+    return;
+  }
+  for (auto& c : inline_)
+    if (c.rank < 0) {
+      c = {rank, n};
+      return;
+    }
+  if (!more_) more_ = std::make_unique<std::vector<Credit>>();
+  more_->push_back({rank, n});
+}
+
+uint32_t BorrowerCredits::take(int rank, uint32_t n) {
+  Credit* c = find(rank);
+  if (!c) return 0;
+  uint32_t k = std::min(n, c->count);
+  c->count -= k;
+  if (c->count > 0) return k;
+  if (c == &inline_[0] || c == &inline_[1]) {
+    *c = {};
+  } else {
+    *c = more_->back();
+    more_->pop_back();
+    if (more_->empty()) more_.reset();
+  }
+  return k;
+}
+
+void BorrowTable::add(const StatePtr& s, int borrower, uint32_t n) {
   auto [it, fresh] = map_.try_emplace(s->id);
   if (fresh) {
     it->second.pin = s;
     size_.store(map_.size(), std::memory_order_relaxed);
   }
   it->second.count += n;
+  it->second.credits.add(borrower, n);
   total_.fetch_add(n, std::memory_order_relaxed);
 }
 
-void BorrowTable::release(const ObjectId& id, uint32_t n) {
+void BorrowTable::release(const ObjectId& id, int borrower, uint32_t n) {
   auto it = map_.find(id);
   if (it == map_.end()) {
     WEFT_LOG(Debug) << "a release for " << id.str() << ", which has no borrowers";
     return;
   }
-  uint32_t k = std::min(n, it->second.count);
+  uint32_t k = it->second.credits.take(borrower, n);
+  if (k < n)
+    WEFT_LOG(Debug) << "rank " << borrower << " releases " << n << " credits for " << id.str()
+                    << " but holds " << k;
   it->second.count -= k;
   total_.fetch_sub(k, std::memory_order_relaxed);
   if (it->second.count > 0) return;
@@ -47,6 +92,29 @@ void BorrowTable::release(const ObjectId& id, uint32_t n) {
   map_.erase(it);
   size_.store(map_.size(), std::memory_order_relaxed);
   // `pin` goes last, with the table consistent: the state may die here and free its copies.
+}
+
+uint64_t BorrowTable::drop_borrower(int rank) {
+  uint64_t dropped = 0;
+  std::vector<StatePtr> unpinned;  // die after the walk, with the table consistent
+  for (auto it = map_.begin(); it != map_.end();) {
+    uint32_t k = it->second.credits.take(rank, UINT32_MAX);
+    if (k == 0) {
+      ++it;
+      continue;
+    }
+    dropped += k;
+    it->second.count -= k;
+    if (it->second.count > 0) {
+      ++it;
+      continue;
+    }
+    unpinned.push_back(std::move(it->second.pin));
+    it = map_.erase(it);
+  }
+  total_.fetch_sub(dropped, std::memory_order_relaxed);
+  size_.store(map_.size(), std::memory_order_relaxed);
+  return dropped;
 }
 
 void EventLoop::queue_release(const ObjectId& id, uint32_t credits) {
@@ -72,12 +140,13 @@ void EventLoop::send_with_refs(int dest, Msg type, serde::Buffer& b, std::vector
   for (const auto& s : refs) {
     const int owner = s->id.owner;
     if (owner == rank_) {
-      refcount_.borrows.add(s);  // counted before the message exists
+      // Counted before the message exists; a dead receiver will never return the credit.
+      if (!owner_gone(dest)) refcount_.borrows.add(s, dest);
       continue;
     }
     if (owner_gone(owner)) continue;  // its objects fate-share with it; nobody to count
     if (!held) held = std::make_shared<HeldSend>();
-    auto& out = refcount_.adds_out[owner];
+    auto& out = refcount_.adds_out[RefcountState::add_key(owner, dest)];
     if (out.held.empty() || out.held.back() != held) {
       out.held.push_back(held);
       ++held->waiting;
@@ -102,7 +171,7 @@ std::vector<StatePtr> EventLoop::accept_refs(const std::vector<ObjectId>& ids) {
       // Back at its owner: the carrier holds the state from here on, so the credit the sender
       // took for this message in flight goes back at once.
       StatePtr s = objects_.find(id);
-      refcount_.borrows.release(id, 1);
+      refcount_.borrows.release(id, rank_, 1);
       if (s) out.push_back(std::move(s));
       continue;
     }
@@ -117,11 +186,14 @@ std::vector<StatePtr> EventLoop::accept_refs(const std::vector<ObjectId>& ids) {
 size_t EventLoop::flush_refcount() {
   size_t n = 0;
   if (!refcount_.adds_out.empty()) {
-    for (auto& [owner, out] : refcount_.adds_out) {
+    for (auto& [key, out] : refcount_.adds_out) {
+      const int owner = static_cast<int>(key >> 32);
+      const int borrower = static_cast<int>(static_cast<uint32_t>(key));
       uint64_t batch = refcount_.batch_seq++;
       serde::Buffer b;
       WireWriter w(b);
       w.put<uint64_t>(batch);
+      w.put<int32_t>(borrower);
       w.put<uint32_t>(static_cast<uint32_t>(out.ids.size()));
       for (const auto& id : out.ids) w.put<ObjectId>(id);
       send(owner, Msg::kBorrowAdd, b);
@@ -163,13 +235,18 @@ size_t EventLoop::flush_refcount() {
 void EventLoop::handle_borrow_add(int src, const char* data, size_t len) {
   WireReader r(data, len);
   auto batch = r.get<uint64_t>();
+  const int borrower = r.get<int32_t>();
+  // A receiver already known dead will never give the credit back (the message to it goes
+  // nowhere): not counted.
+  const bool counted = !owner_gone(borrower);
   for (uint32_t n = r.get<uint32_t>(); n > 0; --n) {
     auto id = r.get<ObjectId>();
-    if (StatePtr s = objects_.find(id))
-      refcount_.borrows.add(s);
-    else  // the sender holds a credit for it, so this should not happen; the reader gets lost
+    if (StatePtr s = objects_.find(id)) {
+      if (counted) refcount_.borrows.add(s, borrower);
+    } else {  // the sender holds a credit for it, so this should not happen; the reader is lost
       WEFT_LOG(Warn) << "rank " << src << " lends " << id.str()
                      << ", which this owner no longer has";
+    }
   }
   serde::Buffer b;
   WireWriter w(b);
@@ -196,23 +273,34 @@ void EventLoop::handle_borrow_ack(const char* data, size_t len) {
   release_held(held);
 }
 
-void EventLoop::handle_borrow_release(const char* data, size_t len) {
+void EventLoop::handle_borrow_release(int src, const char* data, size_t len) {
   WireReader r(data, len);
   for (uint32_t n = r.get<uint32_t>(); n > 0; --n) {
     auto id = r.get<ObjectId>();
-    refcount_.borrows.release(id, r.get<uint32_t>());
+    refcount_.borrows.release(id, src, r.get<uint32_t>());
   }
 }
 
+std::vector<int> EventLoop::failed_ranks() const {
+  std::vector<int> out;
+  for (size_t r = 0; r < refcount_dead_.size(); ++r)
+    if (refcount_dead_[r]) out.push_back(static_cast<int>(r));
+  return out;
+}
+
 void EventLoop::refcount_peer_failed(int rank) {
-  if (rank < 0) return;
+  if (rank < 0 || rank >= size_) return;
   if (refcount_dead_.size() <= static_cast<size_t>(rank)) refcount_dead_.resize(rank + 1, 0);
   refcount_dead_[rank] = 1;
   // Messages waiting for that owner's ack go now: its objects fate-share with it, and the
   // receiver learns that when it reads them (OwnerDiedError), never by waiting here.
-  if (auto it = refcount_.adds_out.find(rank); it != refcount_.adds_out.end()) {
+  for (auto it = refcount_.adds_out.begin(); it != refcount_.adds_out.end();) {
+    if (static_cast<int>(it->first >> 32) != rank) {
+      ++it;
+      continue;
+    }
     auto held = std::move(it->second.held);
-    refcount_.adds_out.erase(it);
+    it = refcount_.adds_out.erase(it);
     release_held(held);
   }
   for (auto it = refcount_.awaiting_ack.begin(); it != refcount_.awaiting_ack.end();) {
@@ -224,8 +312,12 @@ void EventLoop::refcount_peer_failed(int rank) {
     it = refcount_.awaiting_ack.erase(it);
     release_held(held);
   }
-  // Credits that rank held as a borrower stay counted here: tracking them per borrower would
-  // cost a map per object; its objects stay until the job ends (documented).
+  // Credits that rank held as a borrower will never come back: they go now, and what only it
+  // borrowed is unpinned (freed once local refs are gone too). Messages still on their way to it
+  // hold their credits under its rank as well, so they go too.
+  const uint64_t dropped = refcount_.borrows.drop_borrower(rank);
+  if (dropped > 0)
+    WEFT_LOG(Info) << "dropped " << dropped << " borrow credits held by failed rank " << rank;
 }
 
 }  // namespace weft::core

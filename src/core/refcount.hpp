@@ -1,6 +1,6 @@
 // The borrower protocol's state on one rank (see refcount.cpp and docs/architecture.md,
 // "Reference counting"):
-//  * owner side: the borrow table, id → {the state it pins, count of credits given out};
+//  * owner side: the borrow table, id → {the state it pins, credits given out per borrower};
 //  * sender side: messages held until the owners of the refs they carry acknowledge the new
 //    borrower, and the kBorrowAdd batches of this loop turn;
 //  * borrower side: releases (id, credits) queued by dying states on any thread, sent once per
@@ -23,20 +23,42 @@ namespace weft::core {
 
 using detail::StatePtr;
 
+// The credits one borrowed object has out, per borrower rank: most objects have one or two
+// borrowers, so two pairs live inline and only a wider fan-out allocates.
+class BorrowerCredits {
+ public:
+  void add(int rank, uint32_t n);
+  // Takes up to `n` of `rank`'s credits; returns how many it had to take.
+  uint32_t take(int rank, uint32_t n);
+
+ private:
+  struct Credit {
+    int32_t rank = -1;  // -1: a free inline slot
+    uint32_t count = 0;
+  };
+  Credit* find(int rank);
+  Credit inline_[2];
+  std::unique_ptr<std::vector<Credit>> more_;  // from a third borrower on (one pointer until then)
+};
+
 // Owner side, loop thread only (the size mirrors are read by other threads).
 class BorrowTable {
  public:
-  // One more credit out for `s` (owned by this rank): pins it.
-  void add(const StatePtr& s, uint32_t n = 1);
-  // `n` credits came back; at 0 the pin is dropped (the state dies when local refs are gone).
-  void release(const ObjectId& id, uint32_t n);
+  // `n` more credits out for `s` (owned by this rank), held by `borrower`: pins it.
+  void add(const StatePtr& s, int borrower, uint32_t n = 1);
+  // `n` of `borrower`'s credits came back; at 0 in all the pin is dropped (the state dies when
+  // local refs are gone).
+  void release(const ObjectId& id, int borrower, uint32_t n);
+  // `rank` died: its credits on every entry go. Returns how many credits it held.
+  uint64_t drop_borrower(int rank);
   size_t size() const { return size_.load(std::memory_order_relaxed); }
   uint64_t total() const { return total_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
     StatePtr pin;
-    uint32_t count = 0;
+    uint32_t count = 0;  // the sum over `credits`
+    BorrowerCredits credits;
   };
   std::unordered_map<ObjectId, Entry> map_;
   std::atomic<size_t> size_{0};
@@ -54,12 +76,16 @@ struct HeldSend {
 
 struct RefcountState {
   BorrowTable borrows;
-  // This loop turn's kBorrowAdd per owner, and the messages each batch releases.
+  // This loop turn's kBorrowAdd per (owner, borrower), and the messages each batch releases.
+  // The batch names its borrower, so the owner knows whose credits they are.
   struct Outgoing {
     std::vector<ObjectId> ids;
     std::vector<std::shared_ptr<HeldSend>> held;
   };
-  std::unordered_map<int, Outgoing> adds_out;
+  static uint64_t add_key(int owner, int borrower) {
+    return (uint64_t(uint32_t(owner)) << 32) | uint32_t(borrower);
+  }
+  std::unordered_map<uint64_t, Outgoing> adds_out;
   struct Awaiting {
     int owner = -1;
     std::vector<std::shared_ptr<HeldSend>> held;

@@ -16,7 +16,7 @@
 
 namespace weft::core {
 
-inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint8_t kWireVersion = 2;
 
 enum class Msg : uint16_t {
   kSubmitTask = 1,     // owner → executor: run a task
@@ -40,7 +40,7 @@ enum class Msg : uint16_t {
   kPullDone = 24,      // reader → holder: my copy is done; unpin
   kFreeObject = 25,    // owner → holder: the object is dead; remove the primary
   // reference counting (refcount.cpp)
-  kBorrowAdd = 50,     // sender → owner: count these refs for a message about to leave
+  kBorrowAdd = 50,     // sender → owner: count these refs for the receiver named in the batch
   kBorrowAck = 51,     // owner → sender: counted; the message may go
   kBorrowRelease = 52, // borrower → owner: (id, credits) of states that died
   // placement groups (pg_*.cpp)

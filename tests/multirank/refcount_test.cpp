@@ -11,6 +11,8 @@
 #include <thread>
 #include <weft/weft.hpp>
 
+#include "test_pattern.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -20,11 +22,7 @@ using Refs = std::vector<weft::ObjectRef<Bytes>>;
 // A value that holds refs (and, when large, lies in the store and travels by location).
 using Outer = std::pair<Refs, Bytes>;
 
-Bytes pattern(uint64_t n, uint32_t seed) {
-  Bytes v(n);
-  for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131u) ^ (seed * 0x9Du));
-  return v;
-}
+Bytes pattern(uint64_t n, uint32_t seed) { return weft_test::pattern<uint8_t>(n, seed); }
 uint64_t sum_of(const Bytes& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
 
 // Keeps refs it is given past the call that gave them, reads them, drops them on request.
