@@ -349,12 +349,15 @@ TEST(PlacementGroups, CallsFailTypedWhenAPendingActorsGroupIsRemoved) {
   all.remove();
 }
 
-// The group's state is not known yet when the actor is created (no wait): the handle leaves at
-// once, and its calls fail with the group's INFEASIBLE reason.
+// The actor is created without waiting for the group: the handle usually leaves before the
+// head's verdict and its calls fail with the group's INFEASIBLE reason (or, when the verdict
+// was already here, creation raises it). Either way a typed error that names the resource.
 TEST(PlacementGroups, CallsFailTypedWhenAnActorsGroupTurnsOutInfeasible) {
   auto pg = weft::placement_group({{{"CPU", 100000}}}, Strategy::Pack);
-  auto a = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
   try {
+    // When the head's verdict is already here, creation itself raises it; otherwise the
+    // handle comes back at once and its calls fail when the verdict arrives.
+    auto a = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
     a.task(&PgProbe::tag).remote().get(30s);
     ADD_FAILURE() << "a call on an actor of an infeasible group ran";
   } catch (const weft::InfeasibleError& e) {
