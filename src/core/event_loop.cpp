@@ -205,6 +205,7 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
     return;
   }
   WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
+  fail_work_on(rank, reason);
   if (rank == 0 && rank_ != 0) {
     WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";
     exit_code_ = 1;

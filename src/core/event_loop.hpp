@@ -237,6 +237,10 @@ class EventLoop : public net::MessageSink {
   void release_held(std::vector<std::shared_ptr<HeldSend>>& held);
   bool owner_gone(int rank) const;
   void refcount_peer_failed(int rank);
+  // A peer was declared dead: what waits on it fails now (peer_failure.cpp).
+  void fail_work_on(int rank, const std::string& reason);
+  void fail_owner_died(const StatePtr& s);
+  void fail_dead_actor_call(PendingCall& call);
   void handle_borrow_add(int src, const char* data, size_t len);
   void handle_borrow_ack(const char* data, size_t len);
   void handle_borrow_release(int src, const char* data, size_t len);
@@ -307,6 +311,7 @@ class EventLoop : public net::MessageSink {
   std::vector<sched::ResourceSet> reserved_;
   struct InFlight { int rank; bool reserved; sched::ResourceSet need; };
   std::unordered_map<ObjectId, InFlight> inflight_;
+  std::unordered_map<ObjectId, int> calls_inflight_;  // actor call result → the actor's rank
   std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting
   std::unordered_map<ActorId, uint64_t> call_seq_;              // next seq per actor called
   std::vector<int> actors_placed_;                              // per rank, by this creator

@@ -33,6 +33,17 @@ class ObjectTable {
   void pin(const StatePtr& s);
   size_t size();
   size_t pinned();
+  // The live states for which `pred` holds (a scan of every shard: for rare events only).
+  template <class Pred>
+  std::vector<StatePtr> collect(Pred pred) {
+    std::vector<StatePtr> out;
+    for (auto& sh : shards_) {
+      std::lock_guard<std::mutex> g(sh.mu);
+      for (auto& [id, w] : sh.map)
+        if (StatePtr s = w.lock(); s && pred(*s)) out.push_back(std::move(s));
+    }
+    return out;
+  }
 
  private:
   static constexpr size_t kShards = 64;

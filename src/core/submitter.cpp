@@ -34,6 +34,7 @@ void EventLoop::submit(std::unique_ptr<PendingCall> call) {
 void EventLoop::fetch(const StatePtr& s) {
   if (s->done() || s->id.owner == rank_) return;
   if (s->fetch_requested.exchange(true)) return;
+  if (owner_gone(s->id.owner)) return fail_owner_died(s);  // peer_failure.cpp
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(s->id);
@@ -222,6 +223,8 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
     --load_[it->second.rank];
     inflight_.erase(it);
+  } else if (!calls_inflight_.empty()) {
+    calls_inflight_.erase(id);
   }
   if (StatePtr s = objects_.find(id)) {
     if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
@@ -394,6 +397,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   if (call->actor.rank < 0 && !resolve_unplaced(call)) return;  // pg_actors.cpp
+  if (owner_gone(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
+  calls_inflight_.emplace(call->result->id, call->actor.rank);
   std::vector<char> args = resolve_args(*call);
   std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these
   for (const auto& r : call->refs) add_contained(contained, *r);

@@ -1,10 +1,13 @@
-// A borrower rank that dies gives its credits back (issue #3, refcount failure path). Run under
-// `mpirun --enable-recovery -n 3` with WEFT_VIRTUAL_NODES=3 and WEFT_RESOURCES=2:victim=1: the
-// driver (rank 0) puts a stored value (256 KiB) and a small one, hands their refs, nested in an
-// argument, to an actor on rank 2 (another node, so UCX reports its failure), drops its own refs,
-// and the actor's rank is SIGKILLed. The driver's borrow table, object table and node store must
-// return to where they started within a bounded wait. Prints DEAD_BORROWER_RELEASED (and the
-// figures) on success, FAILED: ... otherwise; the driver's exit code says which.
+// A rank that dies takes nothing down with it silently (issue #3's refcount failure path, and
+// DESIGN §6's "never a hang"). Run under `mpirun --enable-recovery -n 3` with
+// WEFT_VIRTUAL_NODES=3 and WEFT_RESOURCES=2:victim=3: the driver (rank 0) puts a stored value
+// (256 KiB) and a small one, hands their refs, nested in an argument, to an actor on rank 2
+// (another node, so UCX reports its failure), drops its own refs, starts a call on the actor, a
+// task on rank 2 and a get of a ref rank 2 owns, and rank 2 is SIGKILLed. The driver's borrow
+// table, object table and node store must return to where they started within a bounded wait
+// (DEAD_BORROWER_RELEASED), and every waiter must fail with its typed error naming rank 2 —
+// ActorDiedError, ObjectLostError, OwnerDiedError — (DEAD_RANK_WORK_FAILED_TYPED). Prints
+// FAILED: ... otherwise; the driver's exit code says which.
 #include <signal.h>
 
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #include <weft/weft.hpp>
@@ -30,6 +34,12 @@ using Nested = std::pair<std::string, Refs>;  // the refs travel inside another 
 Bytes pattern(uint64_t n, uint32_t seed) { return weft_test::pattern<uint8_t>(n, seed); }
 uint64_t sum_of(const Bytes& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
 
+Bytes slow_pattern(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return pattern(64, 3);
+}
+weft::TaskOptions on_victim_task() { return {.num_cpus = 0, .resources = {{"victim", 1}}}; }
+
 // Keeps the refs it is given; reads them (so its node pulls a copy); dies on request.
 class Keeper {
  public:
@@ -42,10 +52,20 @@ class Keeper {
     for (const auto& r : held_) s += sum_of(r.get(60s));
     return s;
   }
-  int die() {
-    raise(SIGKILL);
+  // Returns at once; the rank is SIGKILLed `ms` later, while later calls are in flight.
+  int die_after(int ms) {
+    std::thread([ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      raise(SIGKILL);
+    }).detach();
     return 0;
   }
+  int sleep_ms(int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return ms;
+  }
+  // A ref this rank owns whose value (a task here) is not ready before the rank dies.
+  Refs promise() { return Refs{weft::task(slow_pattern).options(on_victim_task()).remote(5000)}; }
 
  private:
   Refs held_;
@@ -64,8 +84,9 @@ Figures figures() {
   auto s = weft::detail::local_store_info();
   return {t.objects, t.borrowed, s.num_objects, s.used};
 }
-bool at_most(const Figures& now, const Figures& base) {
-  return now.objects <= base.objects && now.borrowed <= base.borrowed &&
+// `waiters`: object states the driver itself still holds (refs it is about to get).
+bool at_most(const Figures& now, const Figures& base, size_t waiters) {
+  return now.objects <= base.objects + waiters && now.borrowed <= base.borrowed &&
          now.store_objects <= base.store_objects && now.store_used <= base.store_used;
 }
 
@@ -103,12 +124,20 @@ int drive() {
   if (figures().borrowed < base.borrowed + 2)
     return fail("the borrow table does not count the keeper: " + figures().str());
 
+  // Work that waits on rank 2 when it dies: a call in flight on the keeper, a task running
+  // there, and a borrowed ref rank 2 owns whose value is not ready. Each must fail typed and
+  // promptly (get's 30 s bound only turns a hang into a failure of this test).
+  Refs promised = keeper.task(&Keeper::promise).remote().get(60s);
+  auto lost_task = weft::task(slow_pattern).options(on_victim_task()).remote(5000);
+
   // The keeper's rank dies; nobody will ever release its credits.
   auto t0 = std::chrono::steady_clock::now();
-  keeper.task(&Keeper::die).remote();  // no reply will come; the ref goes at once
+  keeper.task(&Keeper::die_after).remote(300);
+  auto stuck_call = keeper.task(&Keeper::sleep_ms).remote(5000);
   bool released = false;
   while (!released && std::chrono::steady_clock::now() - t0 < 30s) {
-    released = big_w.expired() && small_w.expired() && at_most(figures(), base);
+    // The driver holds three refs itself: the promised one, the task's and the call's.
+    released = big_w.expired() && small_w.expired() && at_most(figures(), base, 3);
     if (!released) std::this_thread::sleep_for(10ms);
   }
   const double ms =
@@ -120,6 +149,34 @@ int drive() {
                 (small_w.expired() ? "" : ", the small value lives") + ")");
   std::printf("DEAD_BORROWER_RELEASED after %.1f ms: start %s, lent %s, now %s\n", ms,
               base.str().c_str(), lent.str().c_str(), figures().str().c_str());
+
+  // Each waiter fails with its own typed error, naming rank 2.
+  std::string errors;
+  auto expect = [&](const char* what, auto&& get_it, auto* typed) {
+    using E = std::remove_pointer_t<decltype(typed)>;
+    auto t = std::chrono::steady_clock::now();
+    try {
+      get_it();
+      errors += std::string(what) + ": returned a value; ";
+    } catch (const E& e) {
+      const double waited =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+      if (std::string(e.what()).find("rank 2") == std::string::npos)
+        errors += std::string(what) + ": the error does not name rank 2: " + e.what() + "; ";
+      std::printf("%s: typed error after %.1f ms: %s\n", what, waited, e.what());
+    } catch (const std::exception& e) {
+      errors += std::string(what) + ": wrong error: " + e.what() + "; ";
+    }
+  };
+  expect("call in flight", [&] { stuck_call.get(30s); }, static_cast<weft::ActorDiedError*>(nullptr));
+  expect("task running there", [&] { lost_task.get(30s); },
+         static_cast<weft::ObjectLostError*>(nullptr));
+  expect("borrowed ref it owned", [&] { promised.at(0).get(30s); },
+         static_cast<weft::OwnerDiedError*>(nullptr));
+  expect("call after the death", [&] { keeper.task(&Keeper::sleep_ms).remote(1).get(30s); },
+         static_cast<weft::ActorDiedError*>(nullptr));
+  if (!errors.empty()) return fail(errors);
+  std::printf("DEAD_RANK_WORK_FAILED_TYPED\n");
   std::fflush(stdout);
   return 0;
 }
@@ -129,7 +186,10 @@ int drive() {
 WEFT_ACTOR(Keeper);
 WEFT_REMOTE(&Keeper::keep);
 WEFT_REMOTE(&Keeper::sum_held);
-WEFT_REMOTE(&Keeper::die);
+WEFT_REMOTE(&Keeper::die_after);
+WEFT_REMOTE(&Keeper::sleep_ms);
+WEFT_REMOTE(&Keeper::promise);
+WEFT_REMOTE(slow_pattern);
 
 int main(int argc, char** argv) {
   int code = weft::run(argc, argv, drive);

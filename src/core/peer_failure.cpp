@@ -1,0 +1,78 @@
+// When a peer is declared dead (EventLoop::on_peer_failed, reported by the transport), the work
+// that waits on it fails now with a typed error instead of waiting forever — Ray's silent hang
+// is what this file exists to prevent (DESIGN §6):
+//  * tasks this rank submitted that were running there: ObjectLostError (Weft does not retry
+//    tasks yet);
+//  * calls to actors hosted there, in flight or made later: ActorDiedError;
+//  * borrowed objects that rank owned and this rank is still waiting for, or asks for later:
+//    OwnerDiedError (objects fate-share with their owner).
+// What that rank borrowed from this one is released by refcount_peer_failed (refcount.cpp).
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+
+namespace weft::core {
+namespace {
+
+// "rank 2, which failed (UCX endpoint error: ...)"
+std::string rank_failed(int rank, const std::string& reason) {
+  return "rank " + std::to_string(rank) + ", which failed (" + reason + ")";
+}
+
+}  // namespace
+
+void EventLoop::fail_work_on(int rank, const std::string& reason) {
+  std::vector<ObjectId> tasks, calls;
+  for (const auto& [id, f] : inflight_)
+    if (f.rank == rank) tasks.push_back(id);
+  for (const auto& [id, r] : calls_inflight_)
+    if (r == rank) calls.push_back(id);
+  for (const auto& id : tasks) {
+    on_result(rank, id, false, nullptr, 0,
+              detail::ErrorInfo{.kind = detail::ErrorKind::kObjectLost,
+                                .rank = rank,
+                                .message = "the task producing " + id.str() + " was running on " +
+                                           rank_failed(rank, reason) +
+                                           "; Weft does not retry tasks yet: submit it again"});
+  }
+  for (const auto& id : calls) {
+    on_result(rank, id, false, nullptr, 0,
+              detail::ErrorInfo{.kind = detail::ErrorKind::kActorDied,
+                                .rank = rank,
+                                .message = "the call producing " + id.str() +
+                                           " went to an actor on " + rank_failed(rank, reason) +
+                                           " before it answered; create a new actor"});
+  }
+  // Borrowed objects that rank owned: nobody else can ever produce them.
+  std::vector<StatePtr> orphans =
+      objects_.collect([rank](const ObjectState& s) { return s.id.owner == rank && !s.done(); });
+  for (const auto& s : orphans) fail_owner_died(s);
+  if (!tasks.empty() || !calls.empty() || !orphans.empty())
+    WEFT_LOG(Warn) << "rank " << rank << " is gone: failed " << tasks.size() << " task(s), "
+                   << calls.size() << " actor call(s) and " << orphans.size()
+                   << " borrowed object(s) waiting on it";
+}
+
+void EventLoop::fail_owner_died(const StatePtr& s) {
+  complete_error(*s,
+                 detail::ErrorInfo{.kind = detail::ErrorKind::kOwnerDied,
+                                   .rank = s->id.owner,
+                                   .message = s->id.str() + " is lost with its owner: rank " +
+                                              std::to_string(s->id.owner) +
+                                              " failed before the value reached rank " +
+                                              std::to_string(rank_)},
+                 completions_);
+  on_object_done(s);
+}
+
+void EventLoop::fail_dead_actor_call(PendingCall& call) {
+  complete_error(*call.result,
+                 detail::ErrorInfo{.kind = detail::ErrorKind::kActorDied,
+                                   .rank = call.actor.rank,
+                                   .message = "the actor " + call.actor.id.str() +
+                                              " lived on rank " + std::to_string(call.actor.rank) +
+                                              ", which has failed; create a new actor"},
+                 completions_);
+  on_object_done(call.result);
+}
+
+}  // namespace weft::core
