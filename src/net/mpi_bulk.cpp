@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "net/net_error.hpp"
+#include "net/rma_bounds.hpp"
 
 namespace weft::net::detail {
 namespace {
@@ -54,18 +55,8 @@ int MpiBulk::register_region(void* base, size_t len) {
 }
 
 void MpiBulk::get(int rank, int region, size_t remote_offset, void* local, size_t len, Done done) {
-  if (region < 0 || region >= static_cast<int>(regions_.size()))
-    throw TransportError("rma_get (MPI): unknown region " + std::to_string(region) + " (" +
-                         std::to_string(regions_.size()) + " registered)");
-  if (rank < 0 || rank >= topo_.size)
-    throw TransportError("rma_get (MPI): rank " + std::to_string(rank) + " outside [0, " +
-                         std::to_string(topo_.size) + ")");
-  const uint64_t rlen = regions_[region].len[rank];
-  if (remote_offset > rlen || len > rlen - remote_offset)
-    throw TransportError("rma_get (MPI): bytes [" + std::to_string(remote_offset) + ", +" +
-                         std::to_string(len) + ") outside rank " + std::to_string(rank) +
-                         "'s region " + std::to_string(region) + " of " + std::to_string(rlen) +
-                         " bytes");
+  check_rma_get("rma_get (MPI)", region, regions_.size(), rank, topo_.size, remote_offset, len,
+                [&] { return regions_[region].len[rank]; });
   if (len == 0) {
     finished_.push_back({std::move(done), true, {}});
     return;

@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "net/net_error.hpp"
+#include "net/rma_bounds.hpp"
 
 namespace weft::net::detail {
 
@@ -67,19 +68,10 @@ int UcxRma::register_region(MPI_Comm world, void* base, size_t len) {
 }
 
 void UcxRma::get(int rank, int region, size_t remote_offset, void* local, size_t len, Done done) {
-  if (region < 0 || region >= static_cast<int>(regions_.size()))
-    throw TransportError("rma_get: unknown region " + std::to_string(region) + " (" +
-                         std::to_string(regions_.size()) + " registered)");
-  if (rank < 0 || rank >= topo_.size)
-    throw TransportError("rma_get: rank " + std::to_string(rank) + " outside [0, " +
-                         std::to_string(topo_.size) + ")");
+  check_rma_get("rma_get", region, regions_.size(), rank, topo_.size, remote_offset, len,
+                [&] { return regions_[region]->remote[rank].len; });
   Region& reg = *regions_[region];
   Remote& rem = reg.remote[rank];
-  if (remote_offset > rem.len || len > rem.len - remote_offset)
-    throw TransportError("rma_get: bytes [" + std::to_string(remote_offset) + ", +" +
-                         std::to_string(len) + ") outside rank " + std::to_string(rank) +
-                         "'s region " + std::to_string(region) + " of " + std::to_string(rem.len) +
-                         " bytes");
   if (len == 0) {
     finished_.push_back({std::move(done), true, {}});
     return;

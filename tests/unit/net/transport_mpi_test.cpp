@@ -318,6 +318,24 @@ void test_errors(MPI_Comm world, const Topology& topo, const Config& cfg) {
   expect_throw(
       "reserved type", "reserved", [&] { t.send(0, kFirstReservedType, "x", 1); },
       static_cast<TransportError*>(nullptr));
+  // rma_get misuse (rma_bounds.hpp, shared by the UCX and MPI movers); collective registration.
+  std::vector<char> region(4096);
+  const int id = t.register_region(region.data(), region.size());
+  std::vector<char> dst(256);
+  const int peer = (topo.rank + 1) % topo.size;
+  auto get = [&](int rank, int reg, size_t off, size_t len) {
+    t.rma_get(rank, reg, off, dst.data(), len, [](bool, const std::string&) {});
+  };
+  expect_throw(
+      "rma_get of an unknown region", "unknown region", [&] { get(peer, id + 1, 0, 1); },
+      static_cast<TransportError*>(nullptr));
+  expect_throw(
+      "rma_get from rank size", "outside [0, ", [&] { get(topo.size, id, 0, 1); },
+      static_cast<TransportError*>(nullptr));
+  expect_throw(
+      "rma_get past the region", "bytes [4000, +200) outside rank",
+      [&] { get(peer, id, 4000, 200); },
+      static_cast<TransportError*>(nullptr));
   FnSink sink;
   serve_until_all_done(t, sink, world);
 }
