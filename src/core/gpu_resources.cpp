@@ -12,11 +12,9 @@
 namespace weft::core {
 namespace {
 
+// WEFT_RESOURCES naming GPU for this rank (GPU=0 included) replaces what discovery found.
 bool gpu_overridden(const Config& cfg, int rank) {
-  sched::ResourceSet spec = sched::parse_resource_spec(cfg.get("resources", ""), rank);
-  for (const auto& e : spec)
-    if (e.first == "GPU") return true;
-  return false;
+  return sched::resource_spec_sets(cfg.get("resources", ""), rank, "GPU");
 }
 
 }  // namespace

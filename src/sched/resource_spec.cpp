@@ -61,10 +61,9 @@ double parse_amount(std::string_view name, std::string_view text, std::string_vi
   return v;
 }
 
-}  // namespace
-
-ResourceSet parse_resource_spec(const std::string& spec, int rank) {
-  ResourceSet out;
+// Calls fn(name, amount) for every item of `spec` that applies to `rank`, validating all.
+template <class Fn>
+void visit_spec(const std::string& spec, int rank, Fn fn) {
   std::string_view rest(spec);
   while (!rest.empty()) {
     size_t semi = rest.find(';');
@@ -91,9 +90,24 @@ ResourceSet parse_resource_spec(const std::string& spec, int rank) {
                      "' is empty or has characters other than letters, digits, _ - . /");
     }
     double amount = parse_amount(name, body.substr(eq + 1), item);  // validate even if unused
-    if (applies) out.set(std::string(name), amount);
+    if (applies) fn(name, amount);
   }
+}
+
+}  // namespace
+
+ResourceSet parse_resource_spec(const std::string& spec, int rank) {
+  ResourceSet out;
+  visit_spec(spec, rank, [&](std::string_view name, double amount) {
+    out.set(std::string(name), amount);
+  });
   return out;
+}
+
+bool resource_spec_sets(const std::string& spec, int rank, std::string_view name) {
+  bool found = false;
+  visit_spec(spec, rank, [&](std::string_view n, double) { found = found || n == name; });
+  return found;
 }
 
 }  // namespace weft::sched

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "sched/resource_set.hpp"
 
@@ -14,5 +15,8 @@ namespace weft::sched {
 // Returns the set that applies to `rank`. Throws weft::ConfigError quoting the offending item.
 // Amounts are decimals ≥ 0; "memory" and "object_store_memory" also take K/M/G/T suffixes.
 ResourceSet parse_resource_spec(const std::string& spec, int rank);
+// True when `spec` sets `name` for `rank`, to any amount — zero included, which the parsed set
+// cannot show ("GPU=0" turns detected GPUs off).
+bool resource_spec_sets(const std::string& spec, int rank, std::string_view name);
 
 }  // namespace weft::sched

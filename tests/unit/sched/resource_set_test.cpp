@@ -81,6 +81,18 @@ TEST(ResourceSpec, GlobalItemsAndRankRanges) {
   EXPECT_EQ(parse_resource_spec("memory=4G;CPU=1;", 0).get("memory"), 4.0 * (1 << 30));
 }
 
+// "GPU=0" for a rank must be visible (it turns detected GPUs off) though the set drops zeros.
+TEST(ResourceSpec, SetsTellANamedZeroFromAnAbsentName) {
+  const std::string spec = "CPU=2;1:GPU=0;2-3:GPU=1";
+  EXPECT_FALSE(resource_spec_sets(spec, 0, "GPU"));
+  EXPECT_TRUE(resource_spec_sets(spec, 1, "GPU"));
+  EXPECT_EQ(parse_resource_spec(spec, 1).units("GPU"), 0);
+  EXPECT_TRUE(resource_spec_sets(spec, 3, "GPU"));
+  EXPECT_TRUE(resource_spec_sets(spec, 0, "CPU"));
+  EXPECT_FALSE(resource_spec_sets("", 0, "GPU"));
+  EXPECT_THROW(resource_spec_sets("1:GPU", 0, "GPU"), ConfigError);  // still validated
+}
+
 void expect_config_error(const std::string& spec, const std::string& fragment) {
   try {
     parse_resource_spec(spec, 0);
