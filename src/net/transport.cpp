@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 #include "net/doorbell.hpp"
 #include "net/frame.hpp"
+#include "net/host_liveness.hpp"
 #include "net/mpi_bulk.hpp"
 #include "net/net_error.hpp"
 #include "net/node_segment.hpp"
@@ -105,6 +106,7 @@ class TransportImpl {
   bool transfer_mpi_ = false;
   size_t chunk_ = 0, depth_ = 0;
   std::unique_ptr<MpiBulk> bulk_;
+  std::unique_ptr<HostLiveness> liveness_;  // peers on this host: is their process alive?
   struct RegionRef {
     bool mpi;
     int id;  // in UcxRma or MpiBulk
@@ -130,6 +132,10 @@ TransportImpl::TransportImpl(MPI_Comm world, const Topology& topo, const Config&
   if (transfer != "ucx" && transfer != "mpi")
     throw ConfigError("transfer (WEFT_TRANSFER) must be 'ucx' or 'mpi', got '" + transfer + "'");
   transfer_mpi_ = transfer == "mpi";
+  const int64_t liveness = cfg.get_int("liveness_interval_ms", 100);
+  if (liveness < 0)
+    throw ConfigError("liveness_interval_ms (WEFT_LIVENESS_INTERVAL_MS) must be >= 0 (0 turns "
+                      "the check off), got " + std::to_string(liveness));
   chunk_ = chunk;
   depth_ = depth;
   int size = 0;
@@ -166,6 +172,7 @@ TransportImpl::TransportImpl(MPI_Comm world, const Topology& topo, const Config&
     });
     rma_ = std::make_unique<UcxRma>(*ucx_, topo_, chunk, depth);
     waker_ = std::make_unique<UcxWaker>(ucx_->worker(), bell_, cfg.get_bool("ucx_wakeup", true));
+    liveness_ = std::make_unique<HostLiveness>(world, topo_, std::chrono::milliseconds(liveness));
   }
 }
 
@@ -253,13 +260,17 @@ size_t TransportImpl::deliver_self(MessageSink& sink) {
 }
 
 void TransportImpl::report_failures(MessageSink& sink) {
-  if (!ucx_ || !ucx_->has_new_failures()) return;
-  for (auto& [rank, reason] : ucx_->take_new_failures()) {
+  std::vector<std::pair<int, std::string>> failures;
+  if (liveness_) failures = liveness_->poll();  // this host's peers, shared-memory ones included
+  if (ucx_ && ucx_->has_new_failures())
+    for (auto& f : ucx_->take_new_failures()) failures.push_back(std::move(f));
+  for (auto& [rank, reason] : failures) {
     Peer& p = peers_[rank];
     if (p.failed) continue;
     p.failed = true;
     p.out.clear();
-    msgr_->drop_peer(rank);
+    if (msgr_) msgr_->drop_peer(rank);
+    if (ucx_ && p.kind == Kind::kUcx) ucx_->mark_failed(rank, reason);  // fails its RMA reads
     if (bulk_) bulk_->fail_peer(rank, reason);
     sink.on_peer_failed(rank, reason);
   }
@@ -291,8 +302,8 @@ size_t TransportImpl::poll(MessageSink& sink) {
     msgr_->after_progress();
     n += msgr_->take_delivered();
     n += rma_->advance();
-    report_failures(sink);
   }
+  report_failures(sink);
   if (bulk_) n += bulk_->advance();
   while (!self_done_.empty()) {
     auto [done, err] = std::move(self_done_.front());

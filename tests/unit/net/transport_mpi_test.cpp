@@ -303,6 +303,11 @@ void test_errors(MPI_Comm world, const Topology& topo, const Config& cfg) {
         "ring_bytes=100", "ring_bytes", [&] { Transport x(world, topo, bad); },
         static_cast<ConfigError*>(nullptr));
     bad = cfg;
+    bad.set("liveness_interval_ms", "-5");
+    expect_throw(
+        "liveness_interval_ms=-5", "liveness_interval_ms", [&] { Transport x(world, topo, bad); },
+        static_cast<ConfigError*>(nullptr));
+    bad = cfg;
     bad.set("credits", "0");
     expect_throw(
         "credits=0", "credits", [&] { Transport x(world, topo, bad); },
