@@ -172,7 +172,8 @@ int drive() {
       errors += std::string(what) + ": wrong error: " + e.what() + "; ";
     }
   };
-  expect("call in flight", [&] { stuck_call.get(30s); }, static_cast<weft::ActorDiedError*>(nullptr));
+  expect("call in flight", [&] { stuck_call.get(30s); },
+         static_cast<weft::ActorDiedError*>(nullptr));
   expect("task running there", [&] { lost_task.get(30s); },
          static_cast<weft::ObjectLostError*>(nullptr));
   expect("borrowed ref it owned", [&] { promised.at(0).get(30s); },
