@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,7 @@ class HostLiveness {
   std::vector<Watched> watched_;
   std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point next_;
+  uint32_t calls_ = 0;
 };
 
 }  // namespace weft::net
