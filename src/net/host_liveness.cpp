@@ -1,29 +1,24 @@
 #include "net/host_liveness.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <climits>
 #include <filesystem>
 
+#include "common/process_alive.hpp"
 #include "net/allgather.hpp"
 
 namespace weft::net {
 namespace {
 
-// "host|pid-namespace|pid": two ranks may watch each other only when the first two match.
+// "pid-namespace|pid". The namespace id (e.g. "pid:[4026531836]") tells apart ranks that share
+// a host but not PIDs (containers); hosts themselves come from the topology.
 std::string identity() {
-  char host[HOST_NAME_MAX + 1] = {};
-  gethostname(host, sizeof host - 1);
   std::error_code ec;
-  // e.g. "pid:[4026531836]"; empty where /proc is not mounted (then nobody matches by accident
-  // unless both sides lack it on the same host, where PIDs are still one namespace's).
   std::string ns = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();
-  return std::string(host) + "|" + ns + "|" + std::to_string(static_cast<long>(getpid()));
+  return ns + "|" + std::to_string(static_cast<long>(getpid()));
 }
 
-std::string without_pid(const std::string& id) { return id.substr(0, id.rfind('|')); }
+std::string namespace_of(const std::string& id) { return id.substr(0, id.rfind('|')); }
 
 }  // namespace
 
@@ -31,10 +26,11 @@ HostLiveness::HostLiveness(MPI_Comm world, const Topology& topo,
                            std::chrono::milliseconds interval)
     : interval_(interval), next_(std::chrono::steady_clock::now() + interval) {
   const std::vector<std::string> all = allgather_bytes(world, identity());
-  if (interval_.count() <= 0) return;
-  const std::string mine = without_pid(all[topo.rank]);
+  if (interval_.count() <= 0 || topo.host_of_rank.size() != all.size()) return;
+  const int host = topo.host_of_rank[topo.rank];
+  const std::string ns = namespace_of(all[topo.rank]);
   for (int r = 0; r < static_cast<int>(all.size()); ++r) {
-    if (r == topo.rank || without_pid(all[r]) != mine) continue;
+    if (r == topo.rank || topo.host_of_rank[r] != host || namespace_of(all[r]) != ns) continue;
     watched_.push_back({r, std::stol(all[r].substr(all[r].rfind('|') + 1))});
   }
 }
@@ -49,7 +45,7 @@ std::vector<std::pair<int, std::string>> HostLiveness::poll() {
   next_ = now + interval_;
   for (size_t i = 0; i < watched_.size();) {
     const Watched w = watched_[i];
-    if (kill(static_cast<pid_t>(w.pid), 0) == 0 || errno != ESRCH) {
+    if (process_alive(w.pid)) {
       ++i;
       continue;
     }

@@ -1,9 +1,10 @@
 // Failure detection for peers on this host. UCX reports a dead peer on another node, but the
 // node-local path (rings in shared memory) reports nothing: a dead reader just stops consuming.
-// Ranks of one host (same hostname and same PID namespace, so a PID means the same process)
-// learn each other's PIDs at bootstrap, and every `interval` the transport asks the kernel
-// whether they still exist (kill(pid, 0): no signal is sent). A vanished process is a failed
-// peer, reported like a UCX failure. Costs one syscall per local peer per interval.
+// Ranks of one host (the same MPI shared-memory domain, Topology::host_of_rank, and the same PID
+// namespace, so a PID means the same process) learn each other's PIDs at bootstrap, and every
+// `interval` the transport asks the kernel whether they still exist (kill(pid, 0): no signal).
+// A vanished process is a failed peer, reported like a UCX failure. Costs one syscall per local
+// peer per interval.
 #pragma once
 
 #include <mpi.h>

@@ -61,6 +61,12 @@ void MpiBulk::get(int rank, int region, size_t remote_offset, void* local, size_
     finished_.push_back({std::move(done), true, {}});
     return;
   }
+  if (static_cast<size_t>(rank) < failed_.size() && !failed_[rank].empty()) {
+    finished_.push_back(
+        {std::move(done), false,
+         "MPI read from rank " + std::to_string(rank) + " failed: " + failed_[rank]});
+    return;
+  }
   if (rank == topo_.rank) {  // our own memory: no wire involved
     std::memcpy(local, regions_[region].base + remote_offset, len);
     finished_.push_back({std::move(done), true, {}});
@@ -123,6 +129,8 @@ void MpiBulk::on_message(int src, const char* data, size_t len) {
 }
 
 void MpiBulk::fail_peer(int rank, const std::string& reason) {
+  if (failed_.size() <= static_cast<size_t>(rank)) failed_.resize(rank + 1);
+  failed_[rank] = reason;  // later reads from it fail at once (nobody would answer them)
   for (auto& x : reads_)
     if (x->peer == rank && x->error.empty()) x->error = reason;
   for (auto& x : sends_)

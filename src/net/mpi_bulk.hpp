@@ -81,6 +81,7 @@ class MpiBulk {
   std::vector<Region> regions_;
   std::vector<std::unique_ptr<Xfer>> reads_, sends_;
   std::vector<Finished> finished_;
+  std::vector<std::string> failed_;  // per rank: why it failed (empty: alive)
 };
 
 }  // namespace weft::net::detail

@@ -70,6 +70,7 @@ Topology discover_topology(MPI_Comm world, const Config& cfg) {
   MPI_Allgather(&label, 1, MPI_INT, physical.data(), 1, MPI_INT, world);
 
   t.node_of_rank = split_nodes(physical, static_cast<int>(vn));
+  t.host_of_rank = std::move(physical);
   t.node = t.node_of_rank[t.rank];
   t.num_nodes = *std::max_element(t.node_of_rank.begin(), t.node_of_rank.end()) + 1;
   for (int r = 0; r < t.size; ++r) {

@@ -16,6 +16,7 @@ struct Topology {
   int rank = 0, size = 1;
   int node = 0, num_nodes = 1;    // node index after virtual-node splitting
   std::vector<int> node_of_rank;  // size entries
+  std::vector<int> host_of_rank;  // physical host (shared-memory domain) label, before splitting
   std::vector<int> local_ranks;   // ranks on my node, ascending
   int local_index = 0;            // my position in local_ranks
   std::string job_id;             // same on every rank, unique per job (hex)

@@ -282,6 +282,7 @@ size_t TransportImpl::poll(MessageSink& sink) {
   size_t n = flush_all();
   for (int r : shm_peers_) {
     Peer& p = peers_[r];
+    if (p.failed) continue;  // reported dead: nothing more of it reaches the sink
     size_t frames = 0;
     const size_t d = drain_ring(
         r, p.reader, p.reasm, kDrainBatch,
@@ -321,7 +322,7 @@ bool TransportImpl::pending_locally() const {
   if (wake_pending_.load(std::memory_order_relaxed)) return true;
   if (!peers_[topo_.rank].out.empty() || !self_done_.empty()) return true;
   for (int r : shm_peers_)
-    if (peers_[r].reader.has_data()) return true;
+    if (!peers_[r].failed && peers_[r].reader.has_data()) return true;
   return false;
 }
 

@@ -27,7 +27,6 @@ int64_t monotonic_ns() {
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-bool process_alive(int32_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno != ESRCH); }
 
 namespace {
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

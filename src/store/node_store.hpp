@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "common/process_alive.hpp"
 #include "store/mapping.hpp"
 #include "store/store_options.hpp"
 #include "weft/detail/ids.hpp"
@@ -177,6 +178,5 @@ class NodeStore {
 };
 
 int64_t monotonic_ns();
-bool process_alive(int32_t pid);
 
 }  // namespace weft::store
