@@ -24,6 +24,6 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
                                     const std::vector<char>& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,
-                                    std::vector<detail::StatePtr>* contained = nullptr);
+                                    std::vector<detail::StatePtr>* contained);
 
 }  // namespace weft::core

@@ -36,11 +36,11 @@ class ObjectTable {
   // The live states for which `pred` holds (a scan of every shard: for rare events only).
   template <class Pred>
   std::vector<StatePtr> collect(Pred pred) {
-    std::vector<StatePtr> out;
-    for (auto& sh : shards_) {
+    std::vector<StatePtr> out, skipped;  // `skipped` dies after the locks: a last ref held here
+    for (auto& sh : shards_) {           // would run ~ObjectState, which takes the shard lock
       std::lock_guard<std::mutex> g(sh.mu);
       for (auto& [id, w] : sh.map)
-        if (StatePtr s = w.lock(); s && pred(*s)) out.push_back(std::move(s));
+        if (StatePtr s = w.lock()) (pred(*s) ? out : skipped).push_back(std::move(s));
     }
     return out;
   }

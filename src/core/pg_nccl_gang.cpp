@@ -173,23 +173,28 @@ NcclGang nccl_gang(const PlacementGroup& pg, NcclGangOptions o) {
   c.t0 = Clock::now();
   c.deadline = c.t0 + o.timeout;
   c.device = o.device;
+  std::string no_device;  // member 0 publishes it, so the others fail at once too
   if (c.device < 0) {
     std::vector<int> mine = assigned_gpus();
     if (mine.empty())
-      c.fail(
+      no_device =
           "no GPU is assigned to this member (create its actor or task with num_gpus >= 1 "
-          "in a bundle with GPUs, or set NcclGangOptions::device)");
-    c.device = mine[0];
+          "in a bundle with GPUs, or set NcclGangOptions::device)";
+    else
+      c.device = mine[0];
   }
+  if (!no_device.empty() && c.member != 0) c.fail(no_device);
 
   gpu::NcclGang::UniqueId id;
   std::optional<ActorHandle<GangRendezvous>> rendezvous;
   if (c.member == 0) {
-    std::string why;
-    try {
-      id = gpu::NcclGang::make_unique_id();
-    } catch (const Error& e) {
-      why = e.what();
+    std::string why = no_device;
+    if (why.empty()) {
+      try {
+        id = gpu::NcclGang::make_unique_id();
+      } catch (const Error& e) {
+        why = e.what();
+      }
     }
     std::vector<char> published(1 + (why.empty() ? id.size() : why.size()));
     published[0] = why.empty() ? 'I' : 'E';
@@ -199,6 +204,7 @@ NcclGang nccl_gang(const PlacementGroup& pg, NcclGangOptions o) {
       std::memcpy(published.data() + 1, why.data(), why.size());
     // Published even when it failed, so the others fail at once with the reason.
     rendezvous = publish(c, published);
+    if (!no_device.empty()) c.fail(no_device);
     if (!why.empty()) c.fail("could not create the NCCL unique id: " + why);
   } else {
     std::vector<char> published = fetch(c);

@@ -123,6 +123,7 @@ void EventLoop::queue_release(const ObjectId& id, uint32_t credits) {
     std::lock_guard<std::mutex> g(refcount_.release_mu);
     first = refcount_.releases.empty();
     refcount_.releases.emplace_back(id, credits);
+    refcount_.has_releases.store(true, std::memory_order_release);
   }
   if (first && !stopped()) transport_.wake();
 }
@@ -202,9 +203,11 @@ size_t EventLoop::flush_refcount() {
     }
     refcount_.adds_out.clear();
   }
+  if (!refcount_.has_releases.load(std::memory_order_acquire)) return n;
   std::vector<std::pair<ObjectId, uint32_t>> rel;
   {
     std::lock_guard<std::mutex> g(refcount_.release_mu);
+    refcount_.has_releases.store(false, std::memory_order_relaxed);
     if (refcount_.releases.empty()) return n;
     rel.swap(refcount_.releases);
   }

@@ -95,6 +95,7 @@ struct RefcountState {
   // Borrower side: (id, credits) from states that died on any thread.
   std::mutex release_mu;
   std::vector<std::pair<ObjectId, uint32_t>> releases;
+  std::atomic<bool> has_releases{false};  // lets the loop skip the lock on turns with none
 };
 
 // The ids of the refs a message carries: u32 count, then the ids.
