@@ -165,6 +165,8 @@ class EventLoop : public net::MessageSink {
   void dispatch_actor_create(std::unique_ptr<PendingCall> call);
   void dispatch_actor_call(std::unique_ptr<PendingCall> call);
   void fail_call(PendingCall& call, const detail::ErrorInfo& e);
+  // A call message flagged "skip": the actor passes this position of the caller's order.
+  void send_skip(int host, const ActorId& actor, const PendingCall& call);
   void on_object_done(const StatePtr& s);
   // `stored`: the value already lies in the node store (object_transfer.cpp); data is unused.
   // `contained`: the refs inside the value, kept with it (refcount.cpp).

@@ -137,14 +137,7 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
       dispatch_actor_call(std::move(p.call));
       continue;
     }
-    serde::Buffer b;  // the same skip as fail_call's: the actor must see this position
-    WireWriter w(b);
-    w.put<ActorId>(id);
-    w.put<uint64_t>(p.call->seq);
-    w.put<uint64_t>(p.call->fn_id);
-    w.put<ObjectId>(p.call->result->id);
-    w.put<uint8_t>(1);
-    send(u.rank, Msg::kActorCall, b);
+    send_skip(u.rank, id, *p.call);  // the actor must see this position of the caller's order
   }
   if (u.kill && u.rank >= 0) {
     u.kill = false;

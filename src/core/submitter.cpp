@@ -61,20 +61,24 @@ void EventLoop::on_object_done(const StatePtr& s) {
   }
 }
 
+void EventLoop::send_skip(int host, const ActorId& actor, const PendingCall& call) {
+  // The actor still has to see this position of the caller's order, or later calls would wait
+  // for it forever: a call message flagged "skip", without arguments.
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ActorId>(actor);
+  w.put<uint64_t>(call.seq);
+  w.put<uint64_t>(call.fn_id);
+  w.put<ObjectId>(call.result->id);
+  w.put<uint8_t>(1);
+  send(host, Msg::kActorCall, b);
+}
+
 void EventLoop::fail_call(PendingCall& call, const detail::ErrorInfo& e) {
   if (call.kind == PendingCall::Kind::kActorCreate) actor_unplaced(call.actor.id, e);
   if (call.kind == PendingCall::Kind::kActorCall &&
       (call.actor.rank >= 0 || unplaced_skip(call))) {  // pg_actors.cpp: a handle without rank
-    // The actor still has to see this position of the caller's order, or later calls would
-    // wait for it forever.
-    serde::Buffer b;
-    WireWriter w(b);
-    w.put<ActorId>(call.actor.id);
-    w.put<uint64_t>(call.seq);
-    w.put<uint64_t>(call.fn_id);
-    w.put<ObjectId>(call.result->id);
-    w.put<uint8_t>(1);
-    send(call.actor.rank, Msg::kActorCall, b);
+    send_skip(call.actor.rank, call.actor.id, call);
   }
   complete_error(*call.result, e, completions_);
   on_object_done(call.result);
