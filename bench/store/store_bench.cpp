@@ -166,12 +166,12 @@ int main(int argc, char** argv) {
       if (n > big) continue;
       const int reps = n >= (256u << 20) ? 3 : 10;
       {  // first touch of the segment's pages is not what we measure
-        WritableObject w = s->create(ObjectId{0, 0, ++seq}, n, true);
+        WritableObject w = s->create(ObjectId{0, 0, ++seq}, n, true).take();
         std::memset(w.data().data(), 0, n);
       }
       const double t_put = best_of(reps, [&] {
         const ObjectId id{0, 0, ++seq};
-        WritableObject w = s->create(id, n, true);
+        WritableObject w = s->create(id, n, true).take();
         std::memcpy(w.data().data(), src.data(), n);
         w.seal();
         s->remove(id);
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     for (size_t n : {size_t(1) << 10, size_t(1) << 20, size_t(64) << 20, big}) {
       const ObjectId id{0, 0, ++seq};
       {
-        WritableObject w = s->create(id, n, true);
+        WritableObject w = s->create(id, n, true).take();
         std::memcpy(w.data().data(), src.data(), n);
         w.seal();
       }

@@ -72,7 +72,7 @@ class ActorCreator {
   // Places the actor on a rank with room and starts constructing it there. Calls made before
   // construction ends wait for it; a failed constructor fails them with ActorDiedError.
   ActorHandle<T> remote() {
-    if (detail::ActorClass<T>::id == 0) detail::throw_not_registered("actor class (WEFT_ACTOR)");
+    if (detail::ActorClass<T>::id == 0) detail::throw_class_not_registered(typeid(T));
     return ActorHandle<T>(
         detail::create_actor(detail::ActorClass<T>::id, std::move(args_), detail::to_submit_options(opts_)));
   }

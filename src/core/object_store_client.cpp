@@ -182,7 +182,7 @@ ObjectStoreClient::~ObjectStoreClient() = default;
 
 std::shared_ptr<const detail::Payload> ObjectStoreClient::put_primary(
     const ObjectId& id, size_t size, void (*fill)(char*, const void*), const void* ctx) {
-  store::WritableObject w = store_->create(id, size, /*primary=*/true);
+  store::WritableObject w = store_->create(id, size, /*primary=*/true).take();
   fill(reinterpret_cast<char*>(w.data().data()), ctx);
   w.seal();
   return std::make_shared<StorePayload>(id, topo_.rank, size, /*owner_record=*/true, std::nullopt);

@@ -8,6 +8,10 @@
 //   H → R kPullReply(offset)     or the bytes (fallback objects), or an error
 //   R: create a secondary, rma_get into it, seal
 //   R → H kPullDone(id)          H unpins
+// Two ranks of R's node pulling the same object race to create the secondary: the store tells
+// the loser (kExists / kInProgress) and it waits for the winner's copy (await_copy), asking H
+// itself if the winner gives up. Any other failure to make the copy (store full, a fallback file
+// that cannot be made) fails the pull's waiters at once, naming the object, node and cause.
 #include <cstring>
 
 #include "common/log.hpp"
@@ -19,12 +23,22 @@ namespace {
 
 enum class PullMode : uint8_t { kError = 0, kSegment = 1, kBytes = 2 };
 
-detail::ErrorInfo lost_error(int rank, const std::string& msg) {
+// How many times one pull asks the holder: the first request, plus one per other rank of this
+// node that took over the copy and then gave it up.
+constexpr int kMaxPullRequests = 4;
+// How long a pull waits for another rank of this node to finish the same copy.
+constexpr auto kCopyWait = std::chrono::seconds(60);
+
+detail::ErrorInfo pull_error(detail::ErrorKind kind, int rank, const std::string& msg) {
   detail::ErrorInfo e;
-  e.kind = detail::ErrorKind::kObjectLost;
+  e.kind = kind;
   e.rank = rank;
   e.message = msg;
   return e;
+}
+
+detail::ErrorInfo lost_error(int rank, const std::string& msg) {
+  return pull_error(detail::ErrorKind::kObjectLost, rank, msg);
 }
 
 }  // namespace
@@ -34,7 +48,7 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
   ObjectStoreClient* c = store_client();
   if (!ok || !c || value.size() <= c->inline_threshold()) return -1;
   try {
-    store::WritableObject w = c->store().create(ret, value.size(), /*primary=*/true);
+    store::WritableObject w = c->store().create(ret, value.size(), /*primary=*/true).take();
     std::memcpy(w.data().data(), value.data(), value.size());
     w.seal();
   } catch (const std::exception& e) {
@@ -152,7 +166,16 @@ void EventLoop::pull_object(const ObjectId& id, int holder, size_t size, bool ow
     done(std::make_shared<StorePayload>(id, holder, size, owner_record, std::nullopt), {});
     return;
   }
-  if (auto v = c->store().get(id)) {  // another rank of this node pulled it already
+  std::optional<store::ObjectView> v;
+  try {
+    v = c->store().get(id);
+  } catch (const std::exception& e) {  // a copy here that cannot be read (its fallback file)
+    done(nullptr, pull_error(detail::ErrorKind::kGeneric, rank_,
+                             "reading " + id.str() + " from the object store of node " +
+                                 std::to_string(topo_.node) + " failed: " + e.what()));
+    return;
+  }
+  if (v) {  // another rank of this node pulled it already
     done(std::make_shared<StorePayload>(id, holder, size, owner_record, std::move(v)), {});
     return;
   }
@@ -161,6 +184,7 @@ void EventLoop::pull_object(const ObjectId& id, int holder, size_t size, bool ow
   if (pull.waiters.size() > 1) return;
   pull.holder = holder;
   pull.size = size;
+  pull.requests = 1;
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(id);
@@ -188,8 +212,13 @@ void EventLoop::finish_pull(const ObjectId& id, const std::string& error) {
           std::make_shared<StorePayload>(id, pull.holder, pull.size, w.owner_record, std::move(v)),
           {});
     else
-      w.done(nullptr, lost_error(rank_, "pulling " + id.str() + " from rank " +
-                                            std::to_string(pull.holder) + " failed: " + why));
+      w.done(nullptr,
+             pull_error(pull.error_kind, rank_,
+                        "pulling " + id.str() + " (" + std::to_string(pull.size) +
+                            " bytes) from rank " + std::to_string(pull.holder) + " on node " +
+                            std::to_string(topo_.node_of_rank[pull.holder]) + " to rank " +
+                            std::to_string(rank_) + " on node " + std::to_string(topo_.node) +
+                            " failed: " + why));
   }
 }
 
@@ -254,20 +283,26 @@ void EventLoop::handle_pull_reply(int src, const char* data, size_t len) {
     w.put<ObjectId>(id);
     send(src, Msg::kPullDone, b);
   };
-  std::shared_ptr<store::WritableObject> copy;
+  std::optional<store::CreateResult> made;
   try {
-    copy = std::make_shared<store::WritableObject>(st.create(id, size, /*primary=*/false));
-  } catch (const ObjectStoreFullError& e) {
-    done_with_holder();
-    finish_pull(id, std::string("no room for a copy on node ") + std::to_string(topo_.node) + ": " +
-                        e.what());
-    return;
+    made.emplace(st.create(id, size, /*primary=*/false));
   } catch (const std::exception& e) {
-    // The id exists: another rank of this node is making the same copy. Use its copy.
+    // A real failure (full, a fallback file that cannot be made): no copy is coming from
+    // anywhere, so the waiters learn it now.
     done_with_holder();
-    await_copy(id, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+    it->second.error_kind = dynamic_cast<const ObjectStoreFullError*>(&e)
+                                ? detail::ErrorKind::kStoreFull
+                                : detail::ErrorKind::kGeneric;
+    finish_pull(id, std::string("no copy can be made in this node's object store: ") + e.what());
     return;
   }
+  if (!made->created()) {
+    // Another rank of this node made (kExists) or is making (kInProgress) the same copy.
+    done_with_holder();
+    await_copy(id, std::chrono::steady_clock::now() + kCopyWait);
+    return;
+  }
+  auto copy = std::make_shared<store::WritableObject>(std::move(made->object()));
   if (mode == PullMode::kBytes) {
     if (size) std::memcpy(copy->data().data(), bytes, size);
     copy->seal();
@@ -283,22 +318,48 @@ void EventLoop::handle_pull_reply(int src, const char* data, size_t len) {
 }
 
 void EventLoop::await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline) {
-  std::optional<store::ObjectView> v;
-  try {
-    v = store_client()->store().get(id);
-  } catch (const std::exception& e) {
-    finish_pull(id, e.what());
+  auto it = xfer().pulls.find(id);
+  if (it == xfer().pulls.end()) return;
+  TransferTable::Pull& pull = it->second;
+  switch (store_client()->store().presence(id)) {
+    case store::Presence::kSealed:
+      finish_pull(id, "");  // each waiter gets (and pins) it there
+      return;
+    case store::Presence::kAbsent:
+      // The other rank gave its copy up (its own pull failed, or it was evicted already):
+      // ask the holder again, so this pull does not inherit a failure that was not its own.
+      if (pull.requests >= kMaxPullRequests) {
+        finish_pull(id, "other ranks of this node took over the copy " +
+                            std::to_string(pull.requests) + " times and gave it up each time");
+        return;
+      }
+      ++pull.requests;
+      {
+        serde::Buffer b;
+        WireWriter w(b);
+        w.put<ObjectId>(id);
+        send(pull.holder, Msg::kPullRequest, b);
+      }
+      return;
+    case store::Presence::kAbandoned:
+      pull.error_kind = detail::ErrorKind::kGeneric;
+      finish_pull(id, "the process of this node that was writing the copy died before sealing it");
+      return;
+    case store::Presence::kRemoving:
+      pull.error_kind = detail::ErrorKind::kGeneric;
+      finish_pull(id, "its owner freed it while the copy on this node was still open");
+      return;
+    case store::Presence::kWriting:
+      break;
+  }
+  if (std::chrono::steady_clock::now() > deadline) {
+    finish_pull(id, "another rank of this node has been writing the copy for " +
+                        std::to_string(kCopyWait.count()) + " s without finishing it");
     return;
   }
-  if (v) {
-    finish_pull(id, "");
-  } else if (std::chrono::steady_clock::now() > deadline) {
-    finish_pull(id, "another rank of this node never finished its copy");
-  } else {
-    // Rare (two ranks of one node pulling the same object at once) and short: re-check on
-    // the loop's next round instead of blocking it.
-    post([id, deadline](EventLoop& l) { l.await_copy(id, deadline); });
-  }
+  // Rare (two ranks of one node pulling the same object at once) and short: re-check on the
+  // loop's next round instead of blocking it.
+  post([id, deadline](EventLoop& l) { l.await_copy(id, deadline); });
 }
 
 void EventLoop::handle_pull_done(int src, const char* data, size_t len) {

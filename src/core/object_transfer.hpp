@@ -26,6 +26,12 @@ struct TransferTable {
     int holder = -1;
     size_t size = 0;
     std::vector<Waiter> waiters;
+    // How a failure reaches the waiters: kObjectLost when the holder or the network fails,
+    // kStoreFull / kGeneric when this node cannot make the copy (finish_pull reads it).
+    detail::ErrorKind error_kind = detail::ErrorKind::kObjectLost;
+    // kPullRequests sent: another rank of this node that gives up its copy makes this one ask
+    // the holder again (await_copy), a bounded number of times.
+    int requests = 0;
   };
   std::unordered_map<ObjectId, Pull> pulls;
   // (reader rank, object) → views pinned until the reader says its copy is done.

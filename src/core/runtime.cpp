@@ -21,6 +21,7 @@
 #include "net/topology.hpp"
 #include "net/transport.hpp"
 #include "sched/resource_spec.hpp"
+#include "weft/detail/registry.hpp"
 #include "weft/errors.hpp"
 
 namespace weft {
@@ -73,6 +74,9 @@ std::vector<sched::RankInfo> gather_ranks(const net::Topology& topo, const sched
 
 void start(int* argc, char*** argv) {
   if (g_rt) throw Error("Weft is already running in this process");
+  // Before MPI: every rank runs the same binary, so every rank finds the same collisions and
+  // throws alike, and nothing collective is left waiting.
+  detail::check_registrations();
   auto rt = std::make_unique<RankRuntime>();
   int inited = 0;
   MPI_Initialized(&inited);

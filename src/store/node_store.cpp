@@ -156,13 +156,80 @@ NodeStore::~NodeStore() {
 
 // ---- writing ----------------------------------------------------------------------------------
 
-WritableObject NodeStore::create(const ObjectId& id, size_t size, bool primary) {
+namespace {
+
+Presence presence_of(const Entry& en) {
+  if (en.flags & kDoomed) return Presence::kRemoving;
+  if (en.state == ObjectState::kSealed) return Presence::kSealed;
+  return process_alive(en.busy_pid) ? Presence::kWriting : Presence::kAbandoned;
+}
+
+}  // namespace
+
+const char* to_string(CreateStatus s) {
+  switch (s) {
+    case CreateStatus::kCreated:
+      return "created";
+    case CreateStatus::kExists:
+      return "already exists";
+    case CreateStatus::kInProgress:
+      return "being written by another process";
+  }
+  return "?";
+}
+
+const char* to_string(Presence p) {
+  switch (p) {
+    case Presence::kAbsent:
+      return "absent";
+    case Presence::kSealed:
+      return "sealed";
+    case Presence::kWriting:
+      return "being written";
+    case Presence::kAbandoned:
+      return "abandoned by a writer that died";
+    case Presence::kRemoving:
+      return "being removed";
+  }
+  return "?";
+}
+
+WritableObject& CreateResult::object() {
+  WEFT_CHECK(object_.has_value()) << "object store: CreateResult::object() of " << id_.str()
+                                  << ", which was not created (" << to_string(status_) << ")";
+  return *object_;
+}
+
+WritableObject CreateResult::take() && {
+  if (!object_) {
+    throw Error("object store /" + store_ + ": " + id_.str() + " " + to_string(status_) +
+                " on this node, but its creator expected a new id (ids are never reused; was "
+                "the same result or put stored twice?)");
+  }
+  return std::move(*object_);
+}
+
+CreateResult NodeStore::create(const ObjectId& id, size_t size, bool primary) {
   SegmentLock lk(&hdr()->sync, repair_fn_);
   ObjectTable t = table();
-  if (t.find(id) >= 0) {
-    throw Error("object store: " + id.str() +
-                " already exists on this node (objects are "
-                "immutable; remove it first)");
+  if (const int32_t found = t.find(id); found >= 0) {
+    const Entry& en = t.at(found);
+    switch (presence_of(en)) {
+      case Presence::kSealed:
+        return CreateResult(CreateStatus::kExists, id, name_, std::nullopt);
+      case Presence::kWriting:
+        return CreateResult(CreateStatus::kInProgress, id, name_, std::nullopt);
+      case Presence::kAbandoned:
+        throw Error("object store /" + name_ + ": " + id.str() + " was left half-written by " +
+                    "process " + std::to_string(en.busy_pid) +
+                    " of this node, which died; it cannot be created again on this node while "
+                    "the job runs");
+      case Presence::kRemoving:
+      case Presence::kAbsent:
+        throw Error("object store /" + name_ + ": " + id.str() +
+                    " is being removed from this node (its owner freed it) while views of it "
+                    "are still open; it cannot be created again until they close");
+    }
   }
   const int32_t e = t.insert(id);
   if (e < 0) {
@@ -186,7 +253,8 @@ WritableObject NodeStore::create(const ObjectId& id, size_t size, bool primary) 
   if (!p.fallback) {
     en.loc = Location::kMemory;
     en.offset = p.offset;
-    return WritableObject(this, e, gen, id, seg_base() + p.offset, size, Mapping());
+    return CreateResult(CreateStatus::kCreated, id, name_,
+                        WritableObject(this, e, gen, id, seg_base() + p.offset, size, Mapping()));
   }
   en.loc = Location::kFallback;
   lk.unlock();
@@ -205,7 +273,8 @@ WritableObject NodeStore::create(const ObjectId& id, size_t size, bool primary) 
   WEFT_LOG(Debug) << "object store: " << id.str() << " (" << size << " bytes) in fallback file "
                   << path;
   auto* data = static_cast<std::byte*>(m.addr());
-  return WritableObject(this, e, gen, id, data, size, std::move(m));
+  return CreateResult(CreateStatus::kCreated, id, name_,
+                      WritableObject(this, e, gen, id, data, size, std::move(m)));
 }
 
 void NodeStore::seal_object(int32_t e, uint32_t gen) {
@@ -277,6 +346,15 @@ std::optional<ObjectView> NodeStore::get(const ObjectId& id) {
         return std::nullopt;
     }
   }
+}
+
+Presence NodeStore::presence(const ObjectId& id) const {
+  Presence p = Presence::kAbsent;
+  lock_and([&](SegmentLock&) {
+    ObjectTable t = table();
+    if (const int32_t e = t.find(id); e >= 0) p = presence_of(t.at(e));
+  });
+  return p;
 }
 
 bool NodeStore::contains(const ObjectId& id) const {

@@ -95,6 +95,51 @@ class WritableObject {
   Mapping mapping_;
 };
 
+// What NodeStore::create() did with an id. An id already on the node is an outcome, not an
+// error: two ranks of one node pulling the same object race to create its copy, and the one that
+// loses reads the winner's. Real failures (store full, a fallback file that cannot be made) are
+// thrown as typed errors instead, so a caller can never mistake one for the other.
+enum class CreateStatus : uint8_t {
+  kCreated,     // a new object, the caller's to fill and seal
+  kExists,      // sealed on this node already: get() it
+  kInProgress,  // another writer of this node (this rank or another) is filling it now
+};
+const char* to_string(CreateStatus s);
+
+class CreateResult {
+ public:
+  CreateResult(CreateResult&&) noexcept = default;
+  CreateResult& operator=(CreateResult&&) noexcept = default;
+
+  CreateStatus status() const { return status_; }
+  bool created() const { return status_ == CreateStatus::kCreated; }
+  const ObjectId& id() const { return id_; }
+  // The new object (created() only).
+  WritableObject& object();
+  // The new object, for callers whose ids are fresh by construction (a put, a task's result):
+  // there an id already on the node is a broken invariant, thrown as weft::Error naming it.
+  WritableObject take() &&;
+
+ private:
+  friend class NodeStore;
+  CreateResult(CreateStatus s, ObjectId id, std::string store, std::optional<WritableObject> w)
+      : status_(s), id_(id), store_(std::move(store)), object_(std::move(w)) {}
+  CreateStatus status_;
+  ObjectId id_;
+  std::string store_;  // the segment's name, for errors
+  std::optional<WritableObject> object_;
+};
+
+// Where an id stands on this node (NodeStore::presence), without pinning anything.
+enum class Presence : uint8_t {
+  kAbsent,
+  kSealed,     // readable: get() finds it
+  kWriting,    // being filled by a live process of the node
+  kAbandoned,  // its writer died before sealing it: it will never be readable
+  kRemoving,   // its owner freed it; views still open keep the bytes until they close
+};
+const char* to_string(Presence p);
+
 class NodeStore {
  public:
   // First rank of the node: creates the segment (the name must be free) and the spill
@@ -110,13 +155,16 @@ class NodeStore {
   // Allocates an object to be written. primary: the producing node's copy (pinned: never
   // evicted, only spilled); secondary: a pulled copy (LRU-evictable when unpinned). Waits up to
   // alloc_timeout for eviction or spilling to make room, then falls back to a file-backed
-  // mapping. Throws ObjectStoreFullError (disk full, spill_limit, table full) and weft::Error
-  // (the id already exists).
-  WritableObject create(const ObjectId& id, size_t size, bool primary);
+  // mapping. An id the node already holds, sealed or being written, is returned as kExists or
+  // kInProgress (nothing is allocated). Throws ObjectStoreFullError (disk full, spill_limit,
+  // table full), weft::Error (a fallback file that cannot be created or mapped; an id whose
+  // writer died, or that is being removed, which can never become readable).
+  CreateResult create(const ObjectId& id, size_t size, bool primary);
   // Zero-copy view, pinned while it lives; restores a spilled object transparently (throws
   // SpillError if its file is missing or corrupted). nullopt if the node does not hold it.
   std::optional<ObjectView> get(const ObjectId& id);
   bool contains(const ObjectId& id) const;
+  Presence presence(const ObjectId& id) const;
   // The owner freed the object: drops its memory, spill file and fallback file. Views still
   // open keep the bytes alive until they close. No-op if absent.
   void remove(const ObjectId& id);

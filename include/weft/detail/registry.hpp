@@ -2,6 +2,12 @@
 // binary, so a registration made at static-initialisation time exists on every rank under the
 // same name; the wire carries a 64-bit hash of that name. A function pointer is found locally
 // by its bytes (addresses differ between processes, names do not).
+//
+// A name is the text inside WEFT_REMOTE(...) / WEFT_ACTOR(...), so `scale` registered in two
+// namespaces, or two file-local classes both called `Counter`, would share one id and one would
+// silently run for the other. Such collisions (and two names whose hashes collide) are recorded
+// at registration, each side with its demangled symbol and its file:line, and weft::run /
+// weft::Runtime refuse to start with a ConfigError that names both (check_registrations).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
+#include <vector>
 
 #include "weft/detail/function_traits.hpp"
 #include "weft/serialization.hpp"
@@ -23,25 +31,51 @@ using Constructor = std::shared_ptr<void> (*)(const char* args, size_t args_len)
 
 struct FunctionEntry {
   uint64_t id = 0;
-  std::string name;
+  std::string name;  // as written in WEFT_REMOTE(...): the id is its hash
   Invoker invoke = nullptr;
   uint64_t is_method = 0;  // 1 for actor methods
+  std::string symbol;      // demangled, e.g. "int alpha::scale(int)"; empty if unknown
+  std::string site;        // where the WEFT_REMOTE stands, "file:line"; empty if unknown
 };
 struct ClassEntry {
   uint64_t id = 0;
-  std::string name;
+  std::string name;  // as written in WEFT_ACTOR(...)
   Constructor construct = nullptr;
+  std::string symbol;  // demangled class name
+  std::string site;
+};
+
+// What a registration macro knows about the thing it registers, for errors naming it.
+struct RegistrationSource {
+  const char* pretty = "";               // the registrar's __PRETTY_FUNCTION__ (names F)
+  const std::type_info* type = nullptr;  // the function pointer's type, or the actor class
+  const char* file = "";
+  int line = 0;
 };
 
 uint64_t hash_name(std::string_view name);
 uint64_t register_function(const void* key, size_t key_len, std::string name, Invoker invoke,
-                           uint64_t is_method);
-uint64_t register_class(std::string name, Constructor construct);
+                           uint64_t is_method, const RegistrationSource& source = {});
+uint64_t register_class(std::string name, Constructor construct,
+                        const RegistrationSource& source = {});
 // Lookups; null when not registered.
 const FunctionEntry* find_function(uint64_t id);
 const FunctionEntry* find_function_by_key(const void* key, size_t key_len);
 const ClassEntry* find_class(uint64_t id);
+// For errors: "int alpha::scale(int) (WEFT_REMOTE(scale) at a.cpp:12)", or "function id N"
+// when this rank has nothing registered under `id`.
+std::string describe_function(uint64_t id);
+// Registrations that cannot all hold, one line each naming both sides; empty when none.
+std::vector<std::string> registration_conflicts();
+// Throws ConfigError listing registration_conflicts(); the runtime calls it before starting.
+void check_registrations();
 [[noreturn]] void throw_not_registered(const char* what);
+// function_id_of's error: names the function by its symbol where the binary's symbol table has
+// it, else by its type.
+[[noreturn]] void throw_function_not_registered(const void* key, size_t key_len,
+                                                const std::type_info& type);
+// The same for an actor class T never given a WEFT_ACTOR: names it, demangled.
+[[noreturn]] void throw_class_not_registered(const std::type_info& type);
 
 // Decodes argument `index` (named for errors) from the argument block's next entry.
 void read_arg_slice(serde::Reader& in, size_t index, const char** data, size_t* len);
@@ -111,22 +145,30 @@ std::shared_ptr<void> construct_actor(const char* data, size_t len) {
                     std::move(args));
 }
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define WEFT_DETAIL_PRETTY_FUNCTION __FUNCSIG__
+#else
+#define WEFT_DETAIL_PRETTY_FUNCTION __PRETTY_FUNCTION__
+#endif
+
 template <class T, class... A>
 struct ActorRegistrar {
-  explicit ActorRegistrar(const char* name) {
-    ActorClass<T>::id = register_class(name, &construct_actor<T, A...>);
+  explicit ActorRegistrar(const char* name, const char* file = "", int line = 0) {
+    ActorClass<T>::id = register_class(name, &construct_actor<T, A...>,
+                                       RegistrationSource{"", &typeid(T), file, line});
   }
 };
 
 template <auto F>
 struct FunctionRegistrar {
-  explicit FunctionRegistrar(const char* name) {
+  explicit FunctionRegistrar(const char* name, const char* file = "", int line = 0) {
     using T = FunctionTraits<decltype(F)>;
     auto key = F;
+    const RegistrationSource source{WEFT_DETAIL_PRETTY_FUNCTION, &typeid(decltype(F)), file, line};
     if constexpr (std::is_void_v<typename T::Class>) {
-      register_function(&key, sizeof key, name, &invoke_function<F>, 0);
+      register_function(&key, sizeof key, name, &invoke_function<F>, 0, source);
     } else {
-      register_function(&key, sizeof key, name, &invoke_method<F>, 1);
+      register_function(&key, sizeof key, name, &invoke_method<F>, 1, source);
     }
   }
 };
@@ -134,7 +176,7 @@ struct FunctionRegistrar {
 template <class F>
 uint64_t function_id_of(F f) {
   const FunctionEntry* e = find_function_by_key(&f, sizeof f);
-  if (!e) throw_not_registered("function");
+  if (!e) throw_function_not_registered(&f, sizeof f, typeid(F));
   return e->id;
 }
 
@@ -145,9 +187,10 @@ uint64_t function_id_of(F f) {
 
 // Makes a free function or an actor method callable remotely:
 //   WEFT_REMOTE(add);  WEFT_REMOTE(&Counter::incr);
-#define WEFT_REMOTE(f)                                                              \
-  static const ::weft::detail::FunctionRegistrar<f> WEFT_DETAIL_CAT(weft_remote_, \
-                                                                    __COUNTER__){#f}
+#define WEFT_REMOTE(f)                                                                 \
+  static const ::weft::detail::FunctionRegistrar<f> WEFT_DETAIL_CAT(weft_remote_, __COUNTER__) { \
+    #f, __FILE__, __LINE__                                                               \
+  }
 
 // Makes a class an actor type, with the argument types of the constructor remote callers use:
 //   WEFT_ACTOR(Counter, int);   (at global namespace scope)
@@ -158,5 +201,5 @@ uint64_t function_id_of(F f) {
   };                                                                                   \
   static const ::weft::detail::ActorRegistrar<T __VA_OPT__(, ) __VA_ARGS__> WEFT_DETAIL_CAT( \
       weft_actor_, __COUNTER__) {                                                      \
-    #T                                                                                 \
+    #T, __FILE__, __LINE__                                                             \
   }

@@ -71,7 +71,7 @@ TEST(StoreFallback, NoRoomAndNothingToSpillFallsBackToAFileMapping) {
   t.opts.spill_thread = false;
   auto s = NodeStore::create(t.opts);
   put(*s, 1, 3 * kMiB, true);
-  WritableObject w = s->create(oid(2), 3 * kMiB, true);
+  WritableObject w = s->create(oid(2), 3 * kMiB, true).take();
   EXPECT_FALSE(w.in_segment());
   EXPECT_TRUE(std::filesystem::exists(fallback_path(t.opts.spill_dir, oid(2))));
   fill_pattern(w.data(), 2);

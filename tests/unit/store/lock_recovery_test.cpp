@@ -19,7 +19,7 @@ TEST(StoreLockRecovery, ProcessDyingWithTheLockDoesNotWedgeOthers) {
   const size_t used_before = s->stats().used;
   const int rc = run_in_child([&] {
     auto c = NodeStore::attach(attach_options(t.opts.name));
-    WritableObject w = c->create(oid(2), 2 << 20, true);  // never sealed
+    WritableObject w = c->create(oid(2), 2 << 20, true).take();  // never sealed
     Mapping seg = shm_attach(t.opts.name);
     auto* h = static_cast<SegmentHeader*>(seg.addr());
     if (pthread_mutex_lock(&h->sync.mutex) != 0) return 1;
@@ -43,7 +43,7 @@ TEST(StoreLockRecovery, WriterKilledMidObjectLeavesNoLeakOnceDetected) {
   auto s = NodeStore::create(t.opts);
   const int rc = run_in_child([&] {
     auto c = NodeStore::attach(attach_options(t.opts.name));
-    WritableObject w = c->create(oid(5), 1 << 20, true);
+    WritableObject w = c->create(oid(5), 1 << 20, true).take();
     Mapping seg = shm_attach(t.opts.name);
     auto* h = static_cast<SegmentHeader*>(seg.addr());
     pthread_mutex_lock(&h->sync.mutex);

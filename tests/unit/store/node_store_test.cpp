@@ -14,7 +14,7 @@ using namespace testing;
 TEST(NodeStore, GetIsZeroCopyInsideTheSegment) {
   TempStore t(16 << 20);
   auto s = NodeStore::create(t.opts);
-  WritableObject w = s->create(oid(1), 1 << 20, true);
+  WritableObject w = s->create(oid(1), 1 << 20, true).take();
   std::byte* written = w.data().data();
   fill_pattern(w.data(), 1);
   w.seal();
@@ -60,7 +60,7 @@ TEST(NodeStore, UnsealedObjectsAreInvisibleAndDiscardedIfAbandoned) {
   TempStore t(8 << 20);
   auto s = NodeStore::create(t.opts);
   {
-    WritableObject w = s->create(oid(1), 4096, true);
+    WritableObject w = s->create(oid(1), 4096, true).take();
     EXPECT_FALSE(s->contains(oid(1)));
     EXPECT_FALSE(s->get(oid(1)));
   }
@@ -107,11 +107,18 @@ TEST(NodeStore, RemoveWhileViewedKeepsBytesUntilTheViewCloses) {
   EXPECT_EQ(s->stats().num_objects, 0u);
 }
 
-TEST(NodeStore, CreatingAnExistingObjectIsATypedError) {
+TEST(NodeStore, TakingAnExistingObjectAsNewIsATypedErrorNamingIt) {
   TempStore t(8 << 20);
   auto s = NodeStore::create(t.opts);
   put(*s, 1, 100);
-  EXPECT_THROW(s->create(oid(1), 100, true), Error);
+  CreateResult r = s->create(oid(1), 100, true);
+  EXPECT_EQ(r.status(), CreateStatus::kExists);
+  try {
+    std::move(r).take();
+    FAIL() << "take() of an existing id succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(oid(1).str()), std::string::npos) << e.what();
+  }
 }
 
 TEST(NodeStore, AttachWithoutCreateNamesTheSegment) {

@@ -87,7 +87,7 @@ inline int64_t check_pattern(std::span<const std::byte> in, uint64_t seq) {
 
 // Writes, seals and returns nothing: the common "put".
 inline void put(NodeStore& s, uint64_t seq, size_t size, bool primary = true) {
-  WritableObject w = s.create(oid(seq), size, primary);
+  WritableObject w = s.create(oid(seq), size, primary).take();
   fill_pattern(w.data(), seq);
   w.seal();
 }
