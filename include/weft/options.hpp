@@ -6,6 +6,7 @@
 #include <string>
 
 #include "weft/placement_group.hpp"
+#include "weft/scheduling_strategy.hpp"
 
 namespace weft {
 
@@ -20,6 +21,7 @@ struct TaskOptions {
   PlacementGroup placement_group;           // run inside this group's bundles (none: anywhere)
   int bundle_index = -1;                    // that bundle; -1 = any bundle with room
   bool capture_child_tasks = false;         // tasks it submits default to the same group
+  SchedulingStrategy scheduling_strategy;   // DefaultStrategy, SpreadStrategy or NodeAffinity
 };
 
 struct ActorOptions {
@@ -34,6 +36,7 @@ struct ActorOptions {
   PlacementGroup placement_group;           // live inside this group's bundles
   int bundle_index = -1;                    // that bundle; -1 = any bundle with room
   bool capture_child_tasks = false;         // tasks its methods submit default to the group
+  SchedulingStrategy scheduling_strategy;   // where it lives: Default (spread), Spread, NodeAffinity
 };
 
 }  // namespace weft

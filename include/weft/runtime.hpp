@@ -2,6 +2,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
 #include <type_traits>
 
 namespace weft {
@@ -41,7 +43,12 @@ class Runtime {
 // This rank and the job's size (valid while the runtime is up).
 int rank();
 int world_size();
-// The node (after virtual-node splitting) of this rank.
+// The node (after virtual-node splitting) of this rank, and how many the job has: node ids run
+// 0 .. num_nodes() - 1 (what NodeAffinity::node names).
 int node();
+int num_nodes();
+// The resources rank `r` offers in total (CPU, GPU, memory, custom names), as the scheduler
+// counts them; throws weft::Error for a rank the job does not have.
+std::map<std::string, double> rank_resources(int r);
 
 }  // namespace weft

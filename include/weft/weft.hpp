@@ -9,5 +9,6 @@
 #include "weft/placement_group.hpp"
 #include "weft/remote.hpp"
 #include "weft/runtime.hpp"
+#include "weft/scheduling_strategy.hpp"
 #include "weft/serialization.hpp"
 #include "weft/view.hpp"

@@ -120,7 +120,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
       std::vector<char> value = out.take();
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
-      post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
+      run_or_post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
             contained = std::move(contained)](EventLoop& l) mutable {
         if (stored >= 0)
           l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),

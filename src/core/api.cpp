@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <thread>
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
@@ -52,21 +54,61 @@ class CpuLoan {
   double cpus_;
 };
 
-// Blocks until pred() or the deadline: spins briefly, then (on pool threads) runs queued jobs,
-// then parks on the completion sequence.
+// Marks this thread as driving the loop's turns while it waits (EventLoop::begin_driving).
+class Driving {
+ public:
+  explicit Driving(EventLoop& l) : l_(l) { l_.begin_driving(); }
+  ~Driving() { l_.end_driving(); }
+  // Runs one queued job here, not counted as driving meanwhile: a job may run long, and the
+  // loop thread must not step aside for a thread that is not turning the loop.
+  bool help() {
+    l_.end_driving();
+    bool ran = l_.pool().help_one();
+    l_.begin_driving();
+    return ran;
+  }
+
+ private:
+  EventLoop& l_;
+};
+
+// Blocks until pred() or the deadline. First this thread runs the loop's turns itself (so the
+// request leaves and the reply is read without waking the loop thread): spinning for
+// loop_spin_us, then, holding no CPU slot (a task lends it, so nested tasks can run) and
+// running queued jobs when it is a pool thread, yielding between turns for loop_yield_us. Then
+// it hands the loop back and parks on the completion sequence.
+// `awaited`: the one object waited for, whose task may then run on this thread (loop_turns.cpp).
 template <class Pred>
-bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline) {
-  // Spin first: most waits on a fast task end within microseconds, and parking costs a futex
-  // wake-up (tens of microseconds on the sandboxed machines Weft is developed on).
-  auto spin_end = Clock::now() + std::chrono::microseconds(30);
-  while (Clock::now() < spin_end) {
-    for (int i = 0; i < 16; ++i) {
+bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
+                 const ObjectId* awaited = nullptr) {
+  if (pred()) return true;
+  const bool in_pool = core::current_exec() != nullptr;
+  const auto start = Clock::now();
+  std::optional<CpuLoan> loan;
+  {
+    Driving driving(l);
+    auto last_work = start;
+    while (true) {
+      bool work = false;
+      if (!l.drive_turn(awaited, &work))
+        for (int i = 0; i < 16; ++i) _mm_pause();  // another thread runs this turn
       if (pred()) return true;
-      _mm_pause();
+      const auto now = Clock::now();
+      if (now >= deadline) return false;
+      if (l.stopped()) throw Error("the Weft runtime stopped while this thread was waiting");
+      if (work) last_work = now;
+      const auto idle = now - last_work;
+      if (idle < l.spin_for()) continue;
+      if (idle >= l.spin_for() + l.yield_for()) break;
+      if (!loan) loan.emplace(l);
+      if (in_pool && driving.help()) {
+        last_work = Clock::now();
+        continue;
+      }
+      std::this_thread::yield();
     }
   }
-  bool in_pool = core::current_exec() != nullptr;
-  CpuLoan loan(l);
+  if (!loan) loan.emplace(l);
   while (true) {
     uint32_t seen = l.completions().seq();
     if (pred()) return true;
@@ -149,7 +191,9 @@ bool wait_done(const StatePtr& s, std::chrono::nanoseconds timeout) {
   if (s->done()) return true;
   EventLoop& l = loop();
   request_fetch(l, s);
-  return block_until(l, [&] { return s->done(); }, deadline_of(timeout));
+  // Without a deadline, the task producing it may run on this thread (a deadline must hold).
+  const ObjectId* awaited = timeout.count() < 0 ? &s->id : nullptr;
+  return block_until(l, [&] { return s->done(); }, deadline_of(timeout), awaited);
 }
 
 std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_returns,
@@ -205,6 +249,8 @@ void validate(const SubmitOptions& o) {
   for (const auto& [k, v] : o.resources)
     if (v < 0 || k.empty()) bad("resource '" + k + "' must have a name and an amount ≥ 0");
   if (o.max_concurrency < 1) bad("max_concurrency must be ≥ 1");
+  if (o.strategy == 2 && o.affinity_node < 0)
+    bad("NodeAffinity needs .node, a node id ≥ 0 (weft::node() on the ranks of that node)");
 }
 
 StatePtr reply_slot(EventLoop& l) {
@@ -227,6 +273,8 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->refs = std::move(args.refs);
   call->contained = std::move(args.contained);
   call->need = l.to_need(opts, false);
+  call->strategy = core::to_strategy(opts);
+  call->name = opts.name;
   core::set_placement(*call, opts);
   core::ExecContext* parent = core::current_exec();
   call->depth = parent ? parent->depth + 1 : 0;
@@ -246,6 +294,7 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   call->refs = std::move(args.refs);
   call->contained = std::move(args.contained);
   call->need = l.to_need(opts, true);
+  call->strategy = core::to_strategy(opts);
   core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
   call->opts = opts;

@@ -12,13 +12,10 @@ namespace weft::core {
 namespace {
 std::atomic<EventLoop*> g_loop{nullptr};
 
-std::vector<sched::RankInfo> scaled(std::vector<sched::RankInfo> ranks, int depth) {
-  for (auto& r : ranks) {
-    sched::ResourceSet s;
-    for (const auto& [name, units] : r.total) s.set_units(name, units * depth);
-    r.total = s;
-  }
-  return ranks;
+std::chrono::microseconds config_us(const Config& cfg, const char* key, int64_t def) {
+  const int64_t v = cfg.get_int(key, def);
+  if (v < 0) throw ConfigError(std::string(key) + " must be ≥ 0, got " + std::to_string(v));
+  return std::chrono::microseconds(v);
 }
 }  // namespace
 
@@ -33,12 +30,18 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       size_(topo.size),
       transport_(transport),
       pool_(pool_threads),
+      spin_for_(config_us(cfg, "loop_spin_us", 50)),
+      yield_for_(config_us(cfg, "loop_yield_us", 300)),
+      inline_tasks_(cfg.get_bool("inline_tasks", true)),
       view_(ranks),
-      dispatch_view_(scaled(ranks, static_cast<int>(std::max<int64_t>(1, cfg.get_int("pipeline_depth", 8))))),
+      dispatch_view_(ranks),
       load_(topo.size, 0),
       reserved_(topo.size),
       actors_placed_(topo.size, 0),
       total_(ranks[topo.rank].total),
+      steal_(topo.rank, topo.node_of_rank, config_us(cfg, "steal_delay_us", 200),
+             std::chrono::milliseconds(50)),
+      affinity_logged_(topo.num_nodes, 0),
       pg_(ranks, topo.rank) {}
 
 EventLoop::~EventLoop() {
@@ -76,34 +79,53 @@ void EventLoop::run() {
   // Adaptive back-off, by time since the last work: spin (a reply is often microseconds away
   // and a futex wake costs tens of microseconds here), then yield the core, then park in the
   // transport until a message or a local command wakes us. Tunable: loop_spin_us, loop_yield_us.
-  const auto spin_for = std::chrono::microseconds(cfg_.get_int("loop_spin_us", 50));
-  const auto yield_for = std::chrono::microseconds(cfg_.get_int("loop_yield_us", 300));
+  // While a thread blocked in get() drives the turns itself, this thread steps aside.
+  const auto spin_for = spin_for_, yield_for = yield_for_;
   auto last_work = std::chrono::steady_clock::now();
   int parks = 0;
   std::chrono::steady_clock::time_point stop_since{};
   while (true) {
-    size_t n = drain_commands();
-    n += transport_.poll(*this);
-    n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
-    if (stop_.load(std::memory_order_acquire)) {
-      auto now = std::chrono::steady_clock::now();
-      if (stop_since == std::chrono::steady_clock::time_point{}) stop_since = now;
-      // Let the shutdown messages (and anything before them) leave before this loop ends.
-      if (transport_.idle() || now - stop_since > std::chrono::seconds(2)) break;
-    }
-    if (n > 0) {
+    const bool stopping = stop_.load(std::memory_order_acquire);
+    if (!stopping && drivers_.load(std::memory_order_acquire) > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
       last_work = std::chrono::steady_clock::now();
       parks = 0;
       continue;
     }
-    auto idle = std::chrono::steady_clock::now() - last_work;
+    if (!try_token()) {  // a driver's turn is ending
+      std::this_thread::yield();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    size_t n = loop_turn(now);
+    if (stopping) {
+      if (stop_since == std::chrono::steady_clock::time_point{}) stop_since = now;
+      // Let the shutdown messages (and anything before them) leave before this loop ends.
+      if (transport_.idle() || now - stop_since > std::chrono::seconds(2)) {
+        closed_.store(true, std::memory_order_release);
+        release_token();
+        break;
+      }
+    }
+    if (n > 0) {
+      release_token();
+      last_work = now;
+      parks = 0;
+      continue;
+    }
+    auto idle = now - last_work;
     if (idle < spin_for) {
+      release_token();
       for (int i = 0; i < 16; ++i) _mm_pause();
     } else if (idle < spin_for + yield_for) {
+      release_token();
       std::this_thread::yield();
     } else {
+      // Parked with the token: a driver that arrives meanwhile cannot take it, wakes this
+      // thread (its post rings the doorbell) and waits for its turn like any caller.
       ++parks;
       transport_.wait(std::chrono::microseconds(std::min(2000, 50 * parks)));
+      release_token();
     }
   }
   stopped_ = true;
@@ -149,6 +171,10 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
     switch (static_cast<Msg>(type)) {
       case Msg::kSubmitTask: handle_submit_task(src, data, len); break;
       case Msg::kTaskResult: handle_task_result(src, data, len); break;
+      case Msg::kTaskMoved: handle_task_moved(src, data, len); break;
+      case Msg::kBacklog: handle_backlog(src, data, len); break;
+      case Msg::kStealRequest: handle_steal_request(src, data, len); break;
+      case Msg::kStealReply: handle_steal_reply(src, data, len); break;
       case Msg::kGetObject: handle_get_object(src, data, len); break;
       case Msg::kObjectValue: handle_object_value(src, data, len); break;
       case Msg::kCreateActor: handle_create_actor(src, data, len); break;
@@ -198,6 +224,7 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
 
 void EventLoop::on_peer_failed(int rank, const std::string& reason) {
   refcount_peer_failed(rank);
+  steal_.on_peer_failed(rank);
   if (stop_.load(std::memory_order_acquire)) {
     // The job is ending: when a rank has failed, the others leave without a barrier, so one
     // that leaves first is no failure, and the exit code stays the driver's.

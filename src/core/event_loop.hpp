@@ -23,12 +23,14 @@
 #include "core/object_transfer.hpp"
 #include "core/pg_state.hpp"
 #include "core/refcount.hpp"
+#include "core/steal_planner.hpp"
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
 #include "head/actor_directory.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
 #include "sched/cluster_view.hpp"
+#include "sched/policy.hpp"
 #include "sched/resource_set.hpp"
 #include "weft/detail/runtime_api.hpp"
 
@@ -36,6 +38,15 @@ namespace weft::core {
 
 class EventLoop;
 using Command = std::function<void(EventLoop&)>;
+
+// Where a task or an actor may run (TaskOptions/ActorOptions::scheduling_strategy).
+struct Strategy {
+  sched::Policy policy = sched::Policy::kDefault;
+  int node = -1;      // kNodeAffinity: the node id
+  bool soft = false;  // kNodeAffinity: elsewhere when that node has no room now
+  bool hard_affinity() const { return policy == sched::Policy::kNodeAffinity && !soft; }
+};
+Strategy to_strategy(const detail::SubmitOptions& o);
 
 // A task, actor creation or actor call that its submitter holds until its ref arguments exist.
 struct PendingCall {
@@ -54,6 +65,8 @@ struct PendingCall {
   detail::SubmitOptions opts;      // creations: name, concurrency
   PgContext placement;             // placement group and bundle asked for (pg 0: none)
   int pg_target = -1;              // the bundle's rank, once the group is known (pg_client.cpp)
+  Strategy strategy;
+  std::string name;                // tasks: TaskOptions::name, for errors and logs
 };
 
 // Work that runs on this rank's pool, gated by its resources.
@@ -74,6 +87,8 @@ struct ExecItem {
   PgContext placement;             // its group and bundle; gpus filled when admitted
   sched::GpuGrant grant;           // GPU devices held while it runs
   std::vector<StatePtr> holds;     // refs inside `args`, alive (with their credits) until it ends
+  Strategy strategy;               // tasks: a hard node affinity limits who may steal it
+  bool local_only = false;         // its stored arguments were pulled to this node: not stolen
 };
 
 struct ActorCallItem {
@@ -125,6 +140,24 @@ class EventLoop : public net::MessageSink {
   // Any thread: queue a command for the loop thread.
   void post(Command c);
 
+  // Loop turns run on whichever thread holds the loop's token: the loop thread, or a thread
+  // that would otherwise hand work to it and wait (docs/architecture.md, "Inside one rank").
+  // A thread blocked in get() drives turns itself between begin_driving() and end_driving()
+  // (the loop thread steps aside meanwhile), so the request leaves and its reply is read with no
+  // thread hand-off; a pool thread that finished a task runs its completion the same way.
+  void begin_driving() { drivers_.fetch_add(1, std::memory_order_acq_rel); }
+  void end_driving() { drivers_.fetch_sub(1, std::memory_order_acq_rel); }
+  // One turn on this thread if the token is free; false if another thread holds it (or the
+  // loop has closed). `did_work`: the turn found something to do. When the turn starts the
+  // task producing `awaited` (the object this thread waits for), it runs here, after the turn.
+  bool drive_turn(const ObjectId* awaited = nullptr, bool* did_work = nullptr);
+  // The idle back-off every driver of turns follows (loop_spin_us, loop_yield_us).
+  std::chrono::microseconds spin_for() const { return spin_for_; }
+  std::chrono::microseconds yield_for() const { return yield_for_; }
+  // Runs `c` now on this thread (after the commands queued before it) when the token is free,
+  // else posts it.
+  void run_or_post(Command c);
+
   // Any thread.
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -139,6 +172,8 @@ class EventLoop : public net::MessageSink {
   uint64_t next_object_seq() { return object_seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t next_actor_seq() { return actor_seq_.fetch_add(1, std::memory_order_relaxed); }
   sched::ResourceSet to_need(const detail::SubmitOptions& o, bool actor) const;
+  // Rank r's total resources: fixed at start-up, so any thread may read them.
+  const sched::ResourceSet& rank_total(int r) const { return view_.info(r).total; }
 
   // MessageSink (loop thread).
   void on_message(int src, uint16_t type, const char* data, size_t len) override;
@@ -155,14 +190,32 @@ class EventLoop : public net::MessageSink {
 
  private:
   void run();
+  // One pass: commands, the transport, this turn's refcount batches, work stealing. Token held.
+  size_t turn(std::chrono::steady_clock::time_point now);
+  // The loop thread's turn; a task it admitted runs on this thread after it (loop_turns.cpp).
+  size_t loop_turn(std::chrono::steady_clock::time_point now);
+  void relieve(uint64_t gen);  // a pool thread turns the loop while the loop thread runs a task
+  // A task's body: on this thread after the turn when allowed (loop_turns.cpp), else the pool.
+  void run_task_job(std::function<void()> job, const ObjectId& ret);
+  bool try_token();
+  void release_token() { token_.store(false, std::memory_order_release); }
   size_t drain_commands();
   void send(int dest, Msg type, const serde::Buffer& b);
 
   // submitter.cpp
   void on_ready_call(std::unique_ptr<PendingCall> call);
   void dispatch_task(std::unique_ptr<PendingCall> call);
-  int choose_target(const sched::ResourceSet& need, bool* reserved);
+  // The rank to run a ready task (-1 with `infeasible` set: a hard affinity that can never be
+  // met). `reserved`: counted in this submitter's slot view.
+  int choose_target(const PendingCall& call, bool* reserved, std::string* infeasible);
+  int pick_overflow(const sched::ResourceSet& need, const Strategy& st);
+  std::optional<std::string> affinity_infeasible(const PendingCall& call) const;
+  std::vector<std::pair<int, uint64_t>> arg_bytes_by_rank(const PendingCall& call) const;
+  void handle_task_moved(int src, const char* data, size_t len);
+  // kSubmitTask to `dest` (submit_wire.hpp), once the owners of the refs it carries counted it.
+  void send_submit(int dest, ExecItem item);
   void dispatch_actor_create(std::unique_ptr<PendingCall> call);
+  int place_actor(const PendingCall& call);
   void dispatch_actor_call(std::unique_ptr<PendingCall> call);
   void fail_call(PendingCall& call, const detail::ErrorInfo& e);
   // A call message flagged "skip": the actor passes this position of the caller's order.
@@ -190,6 +243,16 @@ class EventLoop : public net::MessageSink {
   void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
                    const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});
   void handle_submit_task(int src, const char* data, size_t len);
+  void push_exec(ExecItem item);  // into the gate's queue, counted if others may steal it
+  ExecItem pop_exec(std::deque<ExecItem>& level, bool front);
+
+  // work stealing between gates (work_stealing.cpp; the protocol: steal_planner.hpp)
+  size_t steal_tick(std::chrono::steady_clock::time_point now);
+  bool stealable(const ExecItem& item) const;
+  bool stealable_by(const ExecItem& item, int thief) const;
+  void handle_backlog(int src, const char* data, size_t len);
+  void handle_steal_request(int src, const char* data, size_t len);
+  void handle_steal_reply(int src, const char* data, size_t len);
 
   // actor_host.cpp
   void handle_create_actor(int src, const char* data, size_t len);
@@ -296,6 +359,12 @@ class EventLoop : public net::MessageSink {
 
   std::thread thread_;
   tbb::concurrent_queue<Command*> commands_;
+  const std::chrono::microseconds spin_for_, yield_for_;
+  std::atomic<bool> token_{false};   // held by the thread running a turn
+  std::atomic<int> drivers_{0};      // threads blocked in get() that drive turns themselves
+  std::atomic<bool> closed_{false};  // the loop has stopped: nobody may run a turn
+  const bool inline_tasks_;          // inline_tasks: bodies may run on the thread that admits them
+  std::atomic<uint64_t> relief_gen_{0}, relief_done_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<int> exit_code_{0};
@@ -304,7 +373,7 @@ class EventLoop : public net::MessageSink {
 
   // --- submitter state (loop thread) ---
   sched::ClusterView view_;           // true totals: feasibility
-  sched::ClusterView dispatch_view_;  // totals × pipeline depth, minus what this rank sent out
+  sched::ClusterView dispatch_view_;  // totals minus what this rank has running or queued out
   std::unordered_map<ObjectId, std::vector<PendingCall*>> waiting_on_;  // dep → calls
   std::unordered_map<PendingCall*, std::unique_ptr<PendingCall>> blocked_;
   std::vector<int64_t> load_;                         // tasks in flight per rank, from here
@@ -323,6 +392,9 @@ class EventLoop : public net::MessageSink {
   // --- executor state (loop thread) ---
   sched::ResourceSet total_, used_;
   std::map<uint32_t, std::deque<ExecItem>, std::greater<>> exec_queue_;  // by depth, deepest first
+  uint32_t stealable_queued_ = 0;  // items in exec_queue_ another rank may take
+  StealPlanner steal_;
+  std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
 
   // --- actors hosted here ---
   std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;

@@ -11,6 +11,7 @@
 #include "core/exec_context.hpp"
 #include "core/invoke.hpp"
 #include "core/pg_wire.hpp"
+#include "core/submit_wire.hpp"
 
 namespace weft::core {
 
@@ -56,7 +57,8 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
                                     const std::vector<char>& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,
-                                    std::vector<detail::StatePtr>* contained) {
+                                    std::vector<detail::StatePtr>* contained,
+                                    const std::string& name) {
   const detail::FunctionEntry* fe = detail::find_function(fn_id);
   if (!fe) {
     detail::ErrorInfo e;
@@ -75,7 +77,9 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
     // Refs serialized into the result (and any the body serializes by hand; tasks it submits
     // and values it puts collect their own): the result's receiver borrows them.
     detail::RefCollector collect(contained);
-    e = run_guarded(rank, fe->name, [&] { fe->invoke(self, args.data(), args.size(), out); });
+    const std::string label = name.empty() ? std::string() : fe->name + " '" + name + "'";
+    e = run_guarded(rank, name.empty() ? fe->name : label,
+                    [&] { fe->invoke(self, args.data(), args.size(), out); });
   }
   current_exec() = prev;
   if (contained) detail::dedupe_refs(*contained);
@@ -84,14 +88,7 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
 
 void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
   WireReader r(data, len);
-  ExecItem item;
-  item.kind = ExecItem::Kind::kTask;
-  item.ret = r.get<ObjectId>();
-  item.owner = item.ret.owner;
-  item.fn_id = r.get<uint64_t>();
-  item.depth = r.get<uint32_t>();
-  item.need = sched::ResourceSet::from_bytes(r.get_str());
-  item.placement = get_placement(r);
+  ExecItem item = get_submit_header(r);
   item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
@@ -105,8 +102,23 @@ void EventLoop::enqueue_exec(ExecItem item) {
     start_ready_pg();
     return;
   }
-  exec_queue_[item.depth].push_back(std::move(item));
+  push_exec(std::move(item));
   start_ready_exec();
+}
+
+void EventLoop::push_exec(ExecItem item) {
+  if (stealable(item)) ++stealable_queued_;
+  exec_queue_[item.depth].push_back(std::move(item));
+}
+
+ExecItem EventLoop::pop_exec(std::deque<ExecItem>& level, bool front) {
+  ExecItem item = std::move(front ? level.front() : level.back());
+  if (front)
+    level.pop_front();
+  else
+    level.pop_back();
+  if (stealable(item)) --stealable_queued_;
+  return item;
 }
 
 void EventLoop::start_ready_exec() {
@@ -119,8 +131,7 @@ void EventLoop::start_ready_exec() {
     for (auto it = exec_queue_.begin(); it != exec_queue_.end(); ++it) {
       Admit admit = gate_admit(it->second.front());  // accounts for what it takes
       if (admit == Admit::kWait) continue;
-      ExecItem item = std::move(it->second.front());
-      it->second.pop_front();
+      ExecItem item = pop_exec(it->second, true);
       if (it->second.empty()) exec_queue_.erase(it);
       if (admit == Admit::kReject)
         reject_exec(std::move(item));
@@ -167,23 +178,25 @@ void EventLoop::start_exec(ExecItem item) {
     });
     return;
   }
-  pool_.submit([this, item = std::move(item)]() mutable {
+  const ObjectId ret = item.ret;
+  run_task_job([this, item = std::move(item)]() mutable {
     serde::Buffer out;
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
     ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
     ctx.placement = &item.placement;
     std::vector<StatePtr> contained;
     detail::ErrorInfo e =
-        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function", &contained);
+        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function", &contained,
+                          item.name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
-    post([item = std::move(item), ok, value = std::move(value), e = std::move(e), stored,
+    run_or_post([item = std::move(item), ok, value = std::move(value), e = std::move(e), stored,
           contained = std::move(contained)](EventLoop& l) mutable {
       l.finish_task(item, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
-  });
+  }, ret);
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,

@@ -20,10 +20,12 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 // Looks `fn_id` up and runs it on `self` (null for free functions) with `ctx` installed as the
 // thread's ExecContext (its `function` is filled in here). `what` names the kind of id in the
 // error when it is not registered on this rank. `contained` receives the refs serialized into
-// the result (their receiver borrows them: refcount.cpp).
+// the result (their receiver borrows them: refcount.cpp). `name`: TaskOptions::name, shown in the
+// error beside the function's name.
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
                                     const std::vector<char>& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,
-                                    std::vector<detail::StatePtr>* contained);
+                                    std::vector<detail::StatePtr>* contained,
+                                    const std::string& name = {});
 
 }  // namespace weft::core

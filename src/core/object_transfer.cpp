@@ -487,6 +487,7 @@ bool EventLoop::fetch_stored_args(ExecItem& item) {
       return;
     }
     f->item.args = std::move(out);
+    f->item.local_only = true;  // its arguments were pulled to this node: not stolen
     enqueue_exec(std::move(f->item));
   };
   for (size_t i = 0; i < stored.size(); ++i) {

@@ -134,20 +134,18 @@ void EventLoop::apply_pg_update(WireReader& r) {
     l.gpu_ids.resize(r.get<uint32_t>());
     for (auto& g : l.gpu_ids) g = r.get<int32_t>();
   }
-  // This submitter's dispatch view stops offering a created group's bundles to plain tasks
-  // (scaled like the view: totals × pipeline depth), and offers them again once it is gone.
+  // This submitter's dispatch view stops offering a created group's bundles to plain tasks,
+  // and offers them again once it is gone.
   if ((before == sched::PgState::kCreated) != (e.state == sched::PgState::kCreated)) {
-    int64_t depth = std::max<int64_t>(1, cfg_.get_int("pipeline_depth", 8));
     const auto& locs = e.state == sched::PgState::kCreated ? e.locations : e.held;
     for (const auto& l : locs) {
       if (l.bundle < 0 || l.bundle >= static_cast<int>(e.bundles.size())) continue;
-      sched::ResourceSet scaled;
-      for (const auto& [name, u] : e.bundles[l.bundle]) scaled.set_units(name, u * depth);
+      const sched::ResourceSet& bundle = e.bundles[l.bundle];
       if (e.state == sched::PgState::kCreated) {
-        dispatch_view_.allocate(l.rank, scaled);
+        dispatch_view_.allocate(l.rank, bundle);
         reserved_[l.rank] += e.bundles[l.bundle];
       } else {
-        dispatch_view_.release(l.rank, scaled);
+        dispatch_view_.release(l.rank, bundle);
         reserved_[l.rank] -= e.bundles[l.bundle];
       }
     }

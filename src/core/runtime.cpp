@@ -180,5 +180,17 @@ int run_driver(int argc, char** argv, const std::function<int()>& driver) {
 int rank() { return g_rt ? g_rt->topo.rank : 0; }
 int world_size() { return g_rt ? g_rt->topo.size : 1; }
 int node() { return g_rt ? g_rt->topo.node : 0; }
+int num_nodes() { return g_rt ? g_rt->topo.num_nodes : 1; }
+
+std::map<std::string, double> rank_resources(int r) {
+  if (!g_rt || !g_rt->loop) throw Error("rank_resources: Weft is not running");
+  if (r < 0 || r >= g_rt->topo.size)
+    throw Error("rank_resources: no rank " + std::to_string(r) + " in a job of " +
+                std::to_string(g_rt->topo.size) + " ranks");
+  std::map<std::string, double> out;
+  for (const auto& [name, units] : g_rt->loop->rank_total(r))
+    out[name] = static_cast<double>(units) / sched::ResourceSet::kUnit;
+  return out;
+}
 
 }  // namespace weft

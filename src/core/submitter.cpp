@@ -1,5 +1,6 @@
 // The owner's side of calls: holding tasks until their ref arguments exist, choosing a rank,
 // tracking what is in flight, completing results, and serving borrowers' requests for values.
+#include <algorithm>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -7,6 +8,7 @@
 #include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
 #include "core/pg_wire.hpp"
+#include "core/submit_wire.hpp"
 #include "weft/detail/registry.hpp"
 #include "sched/feasibility.hpp"
 #include "sched/policy.hpp"
@@ -126,30 +128,62 @@ std::vector<char> EventLoop::resolve_args(const PendingCall& call) {
   return out;
 }
 
-int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
-  sched::TaskRequest req;
-  req.need = need;
-  auto fits_beside_reservations = [&](int r) {
-    return need.fits_beside(reserved_[r], view_.info(r).total);
-  };
-  int target = sched::pick_rank(req, dispatch_view_, rank_);
-  if (target >= 0 && fits_beside_reservations(target)) {
-    dispatch_view_.allocate(target, need);
-    *reserved = true;
-    return target;
+Strategy to_strategy(const detail::SubmitOptions& o) {
+  Strategy s;
+  if (o.strategy == 1) s.policy = sched::Policy::kSpread;
+  if (o.strategy == 2) {
+    s.policy = sched::Policy::kNodeAffinity;
+    s.node = o.affinity_node;
+    s.soft = o.affinity_soft;
   }
-  target = -1;
-  // Every rank is as busy as this submitter lets it be. Holding the task here could deadlock
-  // nested tasks (their parents hold the slots), so send it to the least loaded rank that can
-  // ever run it; that rank's gate queues it.
-  *reserved = false;
+  return s;
+}
+
+std::optional<std::string> EventLoop::affinity_infeasible(const PendingCall& call) const {
+  if (!call.strategy.hard_affinity()) return std::nullopt;
+  auto why = sched::check_feasible_on_node(call.need, view_, call.strategy.node);
+  if (!why) return std::nullopt;
+  return why->message;
+}
+
+std::vector<std::pair<int, uint64_t>> EventLoop::arg_bytes_by_rank(const PendingCall& call) const {
+  // Locality: ref arguments that lie in a node store, by holder. Only when they add up to more
+  // than inline_threshold does moving the task beat moving the bytes.
+  std::vector<std::pair<int, uint64_t>> out;
+  uint64_t total = 0;
+  for (const auto& r : call.refs) {
+    const auto* sp = dynamic_cast<const StorePayload*>(r->payload.get());
+    if (!sp) continue;
+    total += sp->size();
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) {
+      return view_.info(e.first).node == view_.info(sp->holder()).node;
+    });
+    if (it == out.end())
+      out.emplace_back(sp->holder(), sp->size());
+    else
+      it->second += sp->size();
+  }
+  const ObjectStoreClient* store = store_client();
+  if (!store || total <= store->inline_threshold()) out.clear();
+  return out;
+}
+
+int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st) {
+  // Every allowed rank is as busy as this submitter knows. Holding the task here could deadlock
+  // nested tasks (their parents hold the slots), so it goes to the least loaded rank that can
+  // ever run it; that rank's gate queues it, and an idle rank may steal it from there.
+  const int node_index = st.hard_affinity() ? view_.node_index(st.node) : -1;
+  auto allowed = [&](int r) {
+    return node_index < 0 || view_.node_of(r) == node_index;
+  };
+  int target = -1;
   double best_load = 0;
   for (int i = 0; i < size_; ++i) {
     int r = (rank_ + i) % size_;
     const auto& total = view_.info(r).total;
-    if (!need.fits_in(total)) continue;
+    if (!allowed(r) || !need.fits_in(total)) continue;
     // Prefer ranks where it fits beside the reservations; others only when none does.
-    if (!fits_beside_reservations(r)) continue;
+    if (!need.fits_beside(reserved_[r], total)) continue;
     double load = load_[r] / std::max(1.0, total.get("CPU"));
     if (target < 0 || load < best_load) {
       target = r;
@@ -161,62 +195,129 @@ int EventLoop::choose_target(const sched::ResourceSet& need, bool* reserved) {
   // (a reservation may go away); its gate holds it until then.
   for (int i = 0; i < size_ && target < 0; ++i) {
     int r = (rank_ + i) % size_;
-    if (need.fits_in(view_.info(r).total)) target = r;
+    if (allowed(r) && need.fits_in(view_.info(r).total)) target = r;
   }
   return target;
 }
 
+int EventLoop::choose_target(const PendingCall& call, bool* reserved, std::string* infeasible) {
+  const Strategy& st = call.strategy;
+  *reserved = false;
+  if (auto why = affinity_infeasible(call)) {
+    *infeasible = *why;
+    return -1;
+  }
+  sched::TaskRequest req;
+  req.need = call.need;
+  req.policy = st.policy;
+  req.node = st.node;
+  req.soft = st.soft;
+  req.arg_bytes_by_rank = arg_bytes_by_rank(call);
+  // A slot free now, as far as this submitter knows (what it has running or queued per rank).
+  int target = sched::pick_rank(req, dispatch_view_, rank_);
+  if (target >= 0 && call.need.fits_beside(reserved_[target], view_.info(target).total)) {
+    dispatch_view_.allocate(target, call.need);
+    *reserved = true;
+  } else {
+    target = pick_overflow(call.need, st);
+  }
+  if (target >= 0 && st.policy == sched::Policy::kNodeAffinity && st.soft &&
+      view_.info(target).node != st.node) {
+    const int n = view_.node_index(st.node);
+    const bool first = n >= 0 ? !std::exchange(affinity_logged_[n], 1) : true;
+    const char* why = n < 0 ? "which this job does not have" : "which has no room for it now";
+    if (first)
+      WEFT_LOG(Info) << "soft node affinity: a task asked for node " << st.node << ", " << why
+                     << "; it runs on rank " << target << " of node " << view_.info(target).node
+                     << " (logged once per node)";
+  }
+  return target;
+}
+
+namespace {
+std::string task_label(uint64_t fn_id, const std::string& name) {
+  const detail::FunctionEntry* fe = detail::find_function(fn_id);
+  std::string f = fe ? fe->name : "function #" + std::to_string(fn_id);
+  return name.empty() ? f : f + " '" + name + "'";
+}
+}  // namespace
+
 void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
-  if (auto why = call->pg_target >= 0 ? std::nullopt : sched::check_feasible(call->need, view_)) {
+  auto infeasible = [&](const std::string& why) {
     detail::ErrorInfo e;
     e.kind = detail::ErrorKind::kInfeasible;
     e.rank = rank_;
-    const detail::FunctionEntry* fe = detail::find_function(call->fn_id);
-    e.function = fe ? fe->name : "";
-    e.message = why->message;
-    WEFT_LOG(Warn) << "infeasible task " << e.function << ": " << e.message;
+    e.function = task_label(call->fn_id, call->name);
+    e.message = "task " + e.function + ": " + why;
+    WEFT_LOG(Warn) << "infeasible " << e.message;
     fail_call(*call, e);
-    return;
+  };
+  if (call->pg_target < 0) {  // a hard affinity names its node first
+    if (auto why = affinity_infeasible(*call)) return infeasible(*why);
+    if (auto why = sched::check_feasible(call->need, view_)) return infeasible(why->message);
   }
   bool reserved = false;
-  int target = call->pg_target >= 0 ? call->pg_target : choose_target(call->need, &reserved);
+  std::string why;
+  int target = call->pg_target >= 0 ? call->pg_target : choose_target(*call, &reserved, &why);
+  if (target < 0) return infeasible(why);
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need};
-  std::vector<char> args = resolve_task_args(*call);  // large refs travel as locations
+  ExecItem item;
+  item.kind = ExecItem::Kind::kTask;
+  item.owner = rank_;
+  item.ret = call->result->id;
+  item.fn_id = call->fn_id;
+  item.need = call->need;
+  item.args = resolve_task_args(*call);  // large refs travel as locations
+  item.depth = call->depth;
+  item.placement = call->placement;
+  item.strategy = call->strategy;
+  item.name = std::move(call->name);
   // Refs nested in the arguments, and in the values of resolved ref arguments: the executor
   // borrows them (refcount.cpp).
-  std::vector<StatePtr> contained = std::move(call->contained);
+  item.holds = std::move(call->contained);
   for (const auto& r : call->refs) {
-    add_contained(contained, *r);
+    add_contained(item.holds, *r);
     // A stored argument travels by location: the copy the executor pulls dies with the value.
     if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(target);
   }
-  detail::dedupe_refs(contained);
-  if (target == rank_) {
-    ExecItem item;
-    item.kind = ExecItem::Kind::kTask;
-    item.owner = rank_;
-    item.ret = call->result->id;
-    item.fn_id = call->fn_id;
-    item.need = call->need;
-    item.args = std::move(args);
-    item.depth = call->depth;
-    item.placement = call->placement;
-    item.holds = std::move(contained);
-    enqueue_exec(std::move(item));
-    return;
-  }
+  detail::dedupe_refs(item.holds);
+  if (target == rank_) return enqueue_exec(std::move(item));
+  send_submit(target, std::move(item));
+}
+
+void EventLoop::send_submit(int dest, ExecItem item) {
   serde::Buffer b;
   WireWriter w(b);
-  w.put<ObjectId>(call->result->id);
-  w.put<uint64_t>(call->fn_id);
-  w.put<uint32_t>(call->depth);
-  w.put_str(call->need.to_bytes());
-  put_placement(w, call->placement);
-  put_ref_ids(w, contained);
-  w.put_bytes(args.data(), args.size());
-  send_with_refs(target, Msg::kSubmitTask, b, std::move(contained));
+  put_submit_header(w, item);
+  put_ref_ids(w, item.holds);
+  w.put_bytes(item.args.data(), item.args.size());
+  send_with_refs(dest, Msg::kSubmitTask, b, std::move(item.holds));
+}
+
+void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
+  // A victim gave a queued task of ours to an idle rank (work_stealing.cpp): failures of that
+  // rank now fail it, and the load view follows it.
+  WireReader r(data, len);
+  auto id = r.get<ObjectId>();
+  int to = r.get<int32_t>();
+  if (to < 0 || to >= size_) throw SerializationError("kTaskMoved names rank " + std::to_string(to));
+  auto it = inflight_.find(id);
+  if (it == inflight_.end()) return;  // its result came first
+  InFlight& f = it->second;
+  if (f.reserved) dispatch_view_.release(f.rank, f.need);
+  f.reserved = dispatch_view_.fits_now(to, f.need);
+  if (f.reserved) dispatch_view_.allocate(to, f.need);
+  --load_[f.rank];
+  ++load_[to];
+  f.rank = to;
+  if (owner_gone(to))
+    on_result(to, id, false, nullptr, 0,
+              detail::ErrorInfo{.kind = detail::ErrorKind::kObjectLost,
+                                .rank = to,
+                                .message = "the task producing " + id.str() + " moved to rank " +
+                                           std::to_string(to) + ", which has failed"});
 }
 
 void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
@@ -338,20 +439,16 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     call->args = resolve_args(*call);
     call->refs.clear();
     if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
-    if (auto why = call->pg_target >= 0 ? std::nullopt : sched::check_feasible(call->need, view_)) {
+    auto never = [&](const std::string& why) {
       e.kind = detail::ErrorKind::kInfeasible;
-      e.message = "actor " + e.function + " can never be placed: " + why->message;
+      e.message = "actor " + e.function + " can never be placed: " + why;
       fail_call(*call, e);
-      return;
+    };
+    if (call->pg_target < 0) {  // a hard affinity names its node first
+      if (auto why = affinity_infeasible(*call)) return never(*why);
+      if (auto why = sched::check_feasible(call->need, view_)) return never(why->message);
     }
-    // Spread actors: the feasible rank with the fewest actors placed by this creator, nearest
-    // rank first among equals so a one-rank job and the driver's own rank are natural.
-    int best = call->pg_target;  // a placement group's bundle decided already
-    for (int i = 0; call->pg_target < 0 && i < size_; ++i) {
-      int r = (rank_ + i) % size_;
-      if (!call->need.fits_in(view_.info(r).total)) continue;
-      if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
-    }
+    int best = call->pg_target >= 0 ? call->pg_target : place_actor(*call);
     call->actor.rank = best;
     ++actors_placed_[best];
     if (!call->opts.name.empty()) {
@@ -397,6 +494,33 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   std::memcpy(bytes.data() + 1, &call->actor, sizeof call->actor);
   complete_ok(*call->result, std::make_shared<detail::InlinePayload>(std::move(bytes)),
               completions_);
+}
+
+int EventLoop::place_actor(const PendingCall& call) {
+  // Spread actors (DEFAULT and SPREAD alike: an actor holds its rank for its lifetime): the
+  // feasible rank with the fewest actors placed by this creator, nearest rank first among equals
+  // so a one-rank job and the driver's own rank are natural. A node affinity limits the ranks
+  // to that node's; a soft one falls back to all ranks when none of them fits.
+  const Strategy& st = call.strategy;
+  const int node = st.policy == sched::Policy::kNodeAffinity ? view_.node_index(st.node) : -1;
+  auto best_of = [&](bool on_node) {
+    int best = -1;
+    for (int i = 0; i < size_; ++i) {
+      int r = (rank_ + i) % size_;
+      if (on_node && view_.node_of(r) != node) continue;
+      if (!call.need.fits_in(view_.info(r).total)) continue;
+      if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
+    }
+    return best;
+  };
+  int best = node >= 0 ? best_of(true) : -1;
+  if (best < 0) {
+    if (st.policy == sched::Policy::kNodeAffinity && st.soft)
+      WEFT_LOG(Info) << "soft node affinity: actor " << detail::class_name(call.fn_id)
+                     << " asked for node " << st.node << ", which cannot host it; placed elsewhere";
+    best = best_of(false);
+  }
+  return best;
 }
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {

@@ -16,7 +16,7 @@
 
 namespace weft::core {
 
-inline constexpr uint8_t kWireVersion = 2;
+inline constexpr uint8_t kWireVersion = 3;
 
 enum class Msg : uint16_t {
   kSubmitTask = 1,     // owner → executor: run a task
@@ -31,7 +31,10 @@ enum class Msg : uint16_t {
   kNameLookup = 10,    // anyone → head
   kNameRelease = 11,   // host → head, when a named actor dies
   kShutdown = 12,      // head → all
-  kLoadReport = 13,    // rank → all: free resources changed (coalesced)
+  kTaskMoved = 13,     // victim → owner: a queued task of yours now runs at this rank
+  kBacklog = 14,       // rank → all: this many stealable tasks wait at my gate (work_stealing.cpp)
+  kStealRequest = 15,  // idle rank → victim: send me queued tasks for this many free CPUs
+  kStealReply = 16,    // victim → thief: how many tasks it sent (kSubmitTask each, before this)
   // objects in the node store (object_transfer.cpp)
   kStoredResult = 20,  // executor → owner: the result is a primary in the executor's node store
   kObjectLocation = 21,  // owner → borrower: the value lies in `holder`'s node store

@@ -36,6 +36,14 @@ void WorkerPool::submit(std::function<void()> job) {
   });
 }
 
+void WorkerPool::submit_apart(std::function<void()> job) {
+  outstanding_.fetch_add(1, std::memory_order_relaxed);
+  arena_->enqueue([this, job = std::move(job)] {
+    job();
+    outstanding_.fetch_sub(1, std::memory_order_release);
+  });
+}
+
 void WorkerPool::run_job(std::function<void()>* job) {
   std::unique_ptr<std::function<void()>> owned(job);
   (*owned)();

@@ -21,9 +21,16 @@ class WorkerPool {
   int threads() const { return threads_; }
   // Queues `job` for a pool thread.
   void submit(std::function<void()> job);
+  // Runs `job` on a pool thread, never on a thread that helps (help_one) while it blocks:
+  // for work that must not run inside someone else's wait.
+  void submit_apart(std::function<void()> job);
   // Runs one queued job on the calling thread; false when the queue is empty or this thread is
   // already helping too deeply (bounded stack).
   bool help_one();
+  // Fewer jobs queued or running than threads: a job submitted now starts at once.
+  bool has_idle_thread() const {
+    return outstanding_.load(std::memory_order_relaxed) < threads_;
+  }
   // Waits until no job is queued or running, at most `ms` milliseconds; true if drained.
   bool drain(int ms);
 

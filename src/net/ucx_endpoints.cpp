@@ -59,7 +59,8 @@ UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo)
   if (st == UCS_OK) {
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;  // only the event-loop thread touches UCX
+    // One thread at a time: the one holding the event loop's token (core/event_loop.hpp).
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     ucp_worker_h w = nullptr;
     st = ucp_worker_create(context_.get(), &wp, &w);
     if (st == UCS_OK) worker_ = UcpWorker(w, [](ucp_worker_h x) { ucp_worker_destroy(x); });

@@ -45,9 +45,11 @@ int pick_default(const TaskRequest& req, const ClusterView& view, int local_rank
     std::stable_sort(holders.begin(), holders.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     for (const auto& [rank, bytes] : holders) {
-      if (bytes > 0 && rank >= 0 && rank < view.size() && view.fits_now(rank, req.need)) {
-        return rank;
-      }
+      if (bytes == 0 || rank < 0 || rank >= view.size()) continue;
+      if (view.fits_now(rank, req.need)) return rank;
+      // Any rank of the holder's node reads the bytes from the same store.
+      for (int r : view.node_ranks(view.node_of(rank)))
+        if (view.fits_now(r, req.need)) return r;
     }
   }
   if (local_rank >= 0 && local_rank < view.size() && view.fits_now(local_rank, req.need)) {

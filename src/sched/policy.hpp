@@ -27,7 +27,8 @@ struct PickOptions {
   double pack_threshold = 0.5;
 };
 
-// DEFAULT: the rank holding the most argument bytes if it fits now; else the local rank if it
+// DEFAULT: the rank holding the most argument bytes, or another rank of its node, if one fits
+// now (then the next holder's); else the local rank if it
 // fits now; else the first rank (in rank order from local_rank, so a node's ranks come first)
 // whose utilisation is below the threshold and which fits; else the least loaded rank that fits.
 // SPREAD: the least loaded rank that fits (ties rotate from local_rank + 1).

@@ -56,6 +56,14 @@ EncodedArgs encode_args(A&&... a) {
   return encode_args_impl<Params>(std::index_sequence_for<A...>{}, std::forward<A>(a)...);
 }
 
+inline void set_strategy(SubmitOptions& s, const SchedulingStrategy& st) {
+  s.strategy = static_cast<uint8_t>(st.index());
+  if (const auto* a = std::get_if<NodeAffinity>(&st)) {
+    s.affinity_node = a->node;
+    s.affinity_soft = a->soft;
+  }
+}
+
 inline SubmitOptions to_submit_options(const TaskOptions& o) {
   SubmitOptions s;
   s.num_cpus = o.num_cpus;
@@ -68,6 +76,7 @@ inline SubmitOptions to_submit_options(const TaskOptions& o) {
   s.placement_group = o.placement_group.id();
   s.bundle_index = o.bundle_index;
   s.capture_child_tasks = o.capture_child_tasks;
+  set_strategy(s, o.scheduling_strategy);
   return s;
 }
 
@@ -84,6 +93,7 @@ inline SubmitOptions to_submit_options(const ActorOptions& o) {
   s.placement_group = o.placement_group.id();
   s.bundle_index = o.bundle_index;
   s.capture_child_tasks = o.capture_child_tasks;
+  set_strategy(s, o.scheduling_strategy);
   return s;
 }
 

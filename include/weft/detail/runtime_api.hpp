@@ -32,6 +32,10 @@ struct SubmitOptions {
   uint64_t placement_group = 0;
   int bundle_index = -1;
   bool capture_child_tasks = false;
+  // scheduling strategy: 0 default, 1 spread, 2 node affinity (affinity_node, affinity_soft)
+  uint8_t strategy = 0;
+  int affinity_node = -1;
+  bool affinity_soft = false;
 };
 
 // Arguments of one call, encoded: per argument a tag byte (0 = inline value, 1 = a ref to be

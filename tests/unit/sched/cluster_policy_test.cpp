@@ -129,6 +129,16 @@ TEST(PickRank, DefaultPrefersTheRankHoldingTheLargestArguments) {
   EXPECT_EQ(pick_rank(t, v, 0), 2);  // next largest holder that fits
 }
 
+TEST(PickRank, DefaultFallsBackToARankOnTheHoldersNodeBeforeTheLocalRank) {
+  ClusterView v = make_cluster(2, 2, {{"CPU", 4}});
+  TaskRequest t = task({{"CPU", 1}});
+  t.arg_bytes_by_rank = {{3, 1 << 20}};
+  v.allocate(3, {{"CPU", 4}});
+  EXPECT_EQ(pick_rank(t, v, 0), 2);  // rank 2 reads the same node store as the holder, rank 3
+  v.allocate(2, {{"CPU", 4}});
+  EXPECT_EQ(pick_rank(t, v, 0), 0);  // the holder's node is full: the local rank
+}
+
 TEST(PickRank, SpreadPicksTheLeastLoadedAndRotates) {
   ClusterView v = make_cluster(2, 2, {{"CPU", 4}});
   TaskRequest t = task({{"CPU", 1}}, Policy::kSpread);

@@ -1,0 +1,171 @@
+// Who runs the event loop's turns, and where a task body runs. The loop's state has one owner at
+// a time: the thread holding the token. That is the loop thread, unless a thread that would
+// otherwise hand work to it and wait runs the turn itself:
+//  - a thread blocked in get() drives turns while it waits (api.cpp, block_until), so its
+//    request leaves and its reply is read on that thread;
+//  - a pool thread that finished a task sends the result itself (run_or_post).
+// A task admitted during a turn on the loop thread runs on the loop thread right after that turn
+// (no hand-off to a pool thread), while a pool thread keeps the loop turning ("relief") until it
+// returns; a task admitted during a turn that a get() drives runs inline when it is the very
+// result that get() waits for. Everything else goes to the pool. Hand-offs per remote task: the
+// caller's thread writes the target's ring, and the target's thread that read it runs the task
+// and writes the reply into the caller's ring, which the caller's thread reads.
+#include <immintrin.h>
+
+#include <thread>
+
+#include "core/event_loop.hpp"
+#include "core/exec_context.hpp"
+#include "weft/detail/refcount_api.hpp"
+
+namespace weft::core {
+namespace {
+
+// What a turn on a borrowed thread must not see of the thread's own work: the task it runs
+// (current_exec) and the ref collector of its result. The loop thread has neither.
+class TurnScope {
+ public:
+  TurnScope() : exec_(current_exec()), collect_(nullptr) { current_exec() = nullptr; }
+  ~TurnScope() { current_exec() = exec_; }
+
+ private:
+  ExecContext* exec_;
+  detail::RefCollector collect_;
+};
+
+thread_local bool t_in_turn = false;
+
+// Where a task admitted during this thread's turn may run instead of the pool.
+struct InlineSlot {
+  bool any = false;    // the loop thread: any task
+  ObjectId awaited{};  // a thread in get(): only the task producing this object
+  std::function<void()> job;
+};
+thread_local InlineSlot* t_slot = nullptr;
+
+class SlotScope {
+ public:
+  explicit SlotScope(InlineSlot* s) : prev_(t_slot) { t_slot = s; }
+  ~SlotScope() { t_slot = prev_; }
+
+ private:
+  InlineSlot* prev_;
+};
+
+}  // namespace
+
+bool EventLoop::try_token() {
+  if (t_in_turn || closed_.load(std::memory_order_acquire)) return false;
+  if (token_.load(std::memory_order_relaxed) || token_.exchange(true, std::memory_order_acquire))
+    return false;
+  if (closed_.load(std::memory_order_acquire)) {  // closed while we took it
+    release_token();
+    return false;
+  }
+  return true;
+}
+
+size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
+  TurnScope scope;
+  t_in_turn = true;
+  size_t n = drain_commands();
+  n += transport_.poll(*this);
+  n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
+  n += steal_tick(now);   // backlog reports and steal requests (work_stealing.cpp)
+  t_in_turn = false;
+  return n;
+}
+
+bool EventLoop::drive_turn(const ObjectId* awaited, bool* did_work) {
+  InlineSlot slot;
+  if (awaited) slot.awaited = *awaited;
+  size_t n;
+  {
+    SlotScope in(awaited ? &slot : nullptr);
+    if (!try_token()) return false;
+    n = turn(std::chrono::steady_clock::now());
+    release_token();
+  }
+  if (did_work) *did_work = n > 0;
+  if (slot.job) {   // the result this thread waits for, computed here
+    end_driving();  // the loop thread turns the loop meanwhile
+    slot.job();
+    begin_driving();
+  }
+  return true;
+}
+
+void EventLoop::run_or_post(Command c) {
+  if (!try_token()) return post(std::move(c));
+  {
+    TurnScope scope;
+    t_in_turn = true;
+    drain_commands();  // what this thread posted before runs first
+    c(*this);
+    t_in_turn = false;
+  }
+  turn(std::chrono::steady_clock::now());  // and what it sent leaves now
+  release_token();
+}
+
+void EventLoop::run_task_job(std::function<void()> job, const ObjectId& ret) {
+  InlineSlot* s = t_slot;
+  // The loop thread runs it only while a pool thread is free to relieve it.
+  if (s && !s->job && inline_tasks_ && (s->any ? pool_.has_idle_thread() : s->awaited == ret))
+    s->job = std::move(job);
+  else
+    pool_.submit(std::move(job));
+}
+
+size_t EventLoop::loop_turn(std::chrono::steady_clock::time_point now) {
+  InlineSlot slot;
+  slot.any = true;
+  size_t n;
+  {
+    SlotScope in(&slot);
+    n = turn(now);
+  }
+  if (!slot.job) return n;
+  // A task to run here. The token goes back first, and a pool thread keeps the loop turning
+  // until this thread returns (a long body must not stop the rank's messages).
+  release_token();
+  const uint64_t gen = relief_gen_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  // Apart from the job queue: a relief run by a thread that helps while blocked in get() would
+  // hold that thread until this task ends, which may wait for that very thread's task.
+  pool_.submit_apart([this, gen] { relieve(gen); });
+  slot.job();
+  relief_done_.store(gen, std::memory_order_release);
+  transport_.wake();  // a relief parked in the transport leaves
+  while (!try_token()) {
+    if (closed_.load(std::memory_order_acquire)) return n + 1;
+    std::this_thread::yield();
+  }
+  return n + 1;
+}
+
+void EventLoop::relieve(uint64_t gen) {
+  auto done = [&] { return relief_done_.load(std::memory_order_acquire) >= gen; };
+  auto last_work = std::chrono::steady_clock::now();
+  while (!done() && !closed_.load(std::memory_order_acquire)) {
+    if (drivers_.load(std::memory_order_acquire) > 0) {  // a get() turns it: step aside
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    if (!try_token()) {
+      std::this_thread::yield();
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (turn(now) > 0) last_work = now;
+    const auto idle = now - last_work;
+    if (idle >= spin_for_ + yield_for_ && !done())
+      transport_.wait(std::chrono::microseconds(500));  // parked with the token, as the loop
+    release_token();
+    if (idle >= spin_for_)
+      std::this_thread::yield();
+    else
+      for (int i = 0; i < 16; ++i) _mm_pause();
+  }
+}
+
+}  // namespace weft::core

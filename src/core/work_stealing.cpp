@@ -1,0 +1,112 @@
+// Work stealing between the ranks' gates: the event loop's side of StealPlanner
+// (steal_planner.hpp has the protocol and why it is shaped so). A submitter picks a rank from
+// what it alone has sent out; with several submitters, or tasks of very uneven length, work can
+// still wait at a busy rank while another is idle. Here the busy rank reports its backlog, the
+// idle one asks, and the busy one hands queued tasks over as ordinary kSubmitTask messages (their
+// refs counted for the thief first, refcount.cpp) and tells each task's owner where it went.
+#include "common/log.hpp"
+#include "core/event_loop.hpp"
+#include "core/submit_wire.hpp"
+
+namespace weft::core {
+
+bool EventLoop::stealable(const ExecItem& item) const {
+  return item.kind == ExecItem::Kind::kTask && item.placement.pg == 0;
+}
+
+bool EventLoop::stealable_by(const ExecItem& item, int thief) const {
+  if (!stealable(item)) return false;
+  const int thief_node = view_.info(thief).node;
+  if (item.local_only && thief_node != view_.info(rank_).node) return false;
+  if (item.strategy.hard_affinity() && thief_node != item.strategy.node) return false;
+  return item.need.fits_in(view_.info(thief).total);
+}
+
+size_t EventLoop::steal_tick(std::chrono::steady_clock::time_point now) {
+  size_t sent = 0;
+  if (stealable_queued_ > 0 || steal_.reported()) {
+    if (auto n = steal_.backlog_report(stealable_queued_, now)) {
+      serde::Buffer b;
+      WireWriter w(b);
+      w.put<uint32_t>(*n);
+      for (int r = 0; r < size_; ++r)
+        if (r != rank_ && !owner_gone(r)) send(r, Msg::kBacklog, b);
+      sent += static_cast<size_t>(size_ - 1);
+    }
+  }
+  if (!steal_.any_backlog()) return sent;
+  const int64_t free_units = total_.units("CPU") - used_.units("CPU");
+  const bool idle = exec_queue_.empty() && free_units >= sched::ResourceSet::kUnit;
+  int victim = steal_.victim_to_ask(idle, now);
+  if (victim < 0) return sent;
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<int64_t>(free_units);
+  send(victim, Msg::kStealRequest, b);
+  return sent + 1;
+}
+
+void EventLoop::handle_backlog(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  steal_.on_backlog(src, r.get<uint32_t>());
+}
+
+void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  int64_t free_units = r.get<int64_t>();
+  uint32_t limit = StealPlanner::grant_limit(stealable_queued_);
+  std::vector<ExecItem> given;
+  // The shallowest levels hold the biggest pieces of work; within a level the youngest go, so
+  // what waited longest still runs here in arrival order.
+  for (auto level = exec_queue_.rbegin(); level != exec_queue_.rend() && given.size() < limit;) {
+    auto& q = level->second;
+    for (size_t i = q.size(); i-- > 0 && given.size() < limit;) {
+      const ExecItem& item = q[i];
+      const int64_t cpu = item.need.units("CPU");
+      if (cpu > free_units || !stealable_by(item, src)) continue;
+      free_units -= cpu;
+      if (i + 1 == q.size()) {
+        given.push_back(pop_exec(q, false));
+      } else {
+        auto at = q.begin() + static_cast<std::ptrdiff_t>(i);
+        ExecItem moved = std::move(*at);
+        q.erase(at);
+        if (stealable(moved)) --stealable_queued_;
+        given.push_back(std::move(moved));
+      }
+    }
+    if (q.empty())
+      level = std::make_reverse_iterator(exec_queue_.erase(std::next(level).base()));
+    else
+      ++level;
+  }
+  for (ExecItem& item : given) {
+    if (item.owner == rank_) {
+      serde::Buffer b;  // this rank's own submitter: update it in place
+      WireWriter w(b);
+      w.put<ObjectId>(item.ret);
+      w.put<int32_t>(src);
+      handle_task_moved(rank_, b.data(), b.size());
+    } else if (!owner_gone(item.owner)) {
+      serde::Buffer b;
+      WireWriter w(b);
+      w.put<ObjectId>(item.ret);
+      w.put<int32_t>(src);
+      send(item.owner, Msg::kTaskMoved, b);
+    }
+    send_submit(src, std::move(item));
+  }
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<uint32_t>(static_cast<uint32_t>(given.size()));
+  send(src, Msg::kStealReply, b);
+  if (!given.empty())
+    WEFT_LOG(Debug) << "gave " << given.size() << " queued task(s) to idle rank " << src;
+}
+
+void EventLoop::handle_steal_reply(int src, const char* data, size_t len) {
+  WireReader r(data, len);
+  steal_.on_reply(src, r.get<uint32_t>());
+}
+
+}  // namespace weft::core
