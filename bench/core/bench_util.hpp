@@ -76,6 +76,12 @@ inline std::string json_path(int argc, char** argv) {
     if (std::string(argv[i]) == "--json") return argv[i + 1];
   return "";
 }
+// The integer after `flag`, or `def` when the flag is absent.
+inline long long int_flag(int argc, char** argv, const char* flag, long long def) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == flag) return std::stoll(argv[i + 1]);
+  return def;
+}
 inline bool has_flag(int argc, char** argv, const char* flag) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == flag) return true;

@@ -3,7 +3,10 @@
 //   - raw MPI ping-pong between ranks 0 and 1 (before the runtime starts),
 //   - a raw oneTBB task_group running empty lambdas on rank 0,
 //   - memcpy of the same bytes for object puts.
+// It also counts heap allocations per task on rank 0 (alloc_counter.hpp).
 // Run: mpirun -n 4 <loopback flags> ./weft_microbench [--quick] [--json FILE]
+// Fixed workload for bench/callgrind_tasks.sh: --fixed-sync N --fixed-async N runs one warm-up
+// task, then exactly N sync and N async no-op tasks, and nothing else (no baselines).
 #include <mpi.h>
 #include <stdlib.h>
 #include <tbb/task_group.h>
@@ -12,6 +15,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "alloc_counter.hpp"
 #include "bench_util.hpp"
 
 using weft::bench::Clock;
@@ -20,6 +24,13 @@ using weft::bench::seconds_since;
 namespace {
 
 void noop() {}
+// The callgrind window: bench/callgrind_tasks.sh zeroes each process's counters on entering
+// begin and dumps them on entering end (--zero-before/--dump-before), so start-up and shutdown,
+// whose MPI polling varies by millions of instructions from run to run, stay out.
+// Distinct bodies, so the compiler cannot fold them into noop (or each other).
+volatile int callgrind_window_state = 0;
+[[gnu::noinline]] void callgrind_window_begin() { callgrind_window_state = 1; }
+[[gnu::noinline]] void callgrind_window_end() { callgrind_window_state = 2; }
 int ident(int x) { return x; }
 // A client task: submits n no-ops from whatever rank it runs on and waits for them.
 int client(int n) {
@@ -53,6 +64,8 @@ WEFT_REMOTE(client);
 WEFT_ACTOR(Echo);
 WEFT_REMOTE(&Echo::ping);
 WEFT_REMOTE(actor_client);
+WEFT_REMOTE(callgrind_window_begin);
+WEFT_REMOTE(callgrind_window_end);
 
 namespace {
 
@@ -102,11 +115,56 @@ double rate(int n, F&& body) {
   return n / seconds_since(t0);
 }
 
+// The callgrind workload: fixed counts on a fixed rank (rank 1 when there is one), so that
+// (Ir with N tasks - Ir with 0) / N is the cost of one task. Warm-up and window marks run in
+// every variant, so their costs cancel too.
+int run_fixed(long long sync_n, long long async_n, const weft::TaskOptions& where, bool remote) {
+  weft::task(noop).options(where).remote().get();
+  if (remote) weft::task(callgrind_window_begin).options(where).remote().get();
+  callgrind_window_begin();
+  auto c0 = weft::bench::alloc_count();
+  for (long long i = 0; i < sync_n; ++i) weft::task(noop).options(where).remote().get();
+  std::vector<weft::ObjectRef<void>> refs;
+  refs.reserve(async_n);
+  for (long long i = 0; i < async_n; ++i) refs.push_back(weft::task(noop).options(where).remote());
+  for (auto& r : refs) r.get();
+  refs.clear();
+  // Queued after the releases above, so they are done inside the window.
+  weft::task(remote ? callgrind_window_end : noop).options(where).remote().get();
+  auto c = weft::bench::alloc_count() - c0;
+  callgrind_window_end();
+  std::printf("weft_microbench fixed: %lld sync + %lld async tasks, %llu allocations on rank 0\n",
+              sync_n, async_n, static_cast<unsigned long long>(c.allocs));
+  return 0;
+}
+
+struct AllocRow {
+  const char* path;
+  weft::bench::AllocCount count;
+  int tasks;
+};
+
+void print_allocs(weft::bench::Report& rep, const std::vector<AllocRow>& rows) {
+  std::printf(
+      "\nheap allocations per task (C++ operator new in rank 0's process only: the driver, "
+      "its runtime threads and tasks it runs; other ranks are not counted)\n");
+  std::printf("%-34s %12s %12s\n", "path", "allocs/task", "bytes/task");
+  for (const AllocRow& r : rows) {
+    double a = double(r.count.allocs) / r.tasks, b = double(r.count.bytes) / r.tasks;
+    std::printf("%-34s %12.2f %12.1f\n", r.path, a, b);
+    rep.add({"weft", std::string("allocs_per_task_") + r.path, a, "allocs", -1,
+             "rank 0 only, C++ operator new"});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = weft::bench::has_flag(argc, argv, "--quick");
   std::string json = weft::bench::json_path(argc, argv);
+  const long long fixed_sync = weft::bench::int_flag(argc, argv, "--fixed-sync", -1);
+  const long long fixed_async = weft::bench::int_flag(argc, argv, "--fixed-async", -1);
+  const bool fixed = fixed_sync >= 0 || fixed_async >= 0;
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int world;
@@ -116,17 +174,21 @@ int main(int argc, char** argv) {
   setenv("WEFT_RESOURCES", "0:here=100000;1:there=100000", 0);
 
   const int scale = quick ? 1 : 5;
-  double mpi_rtt = mpi_pingpong_rtt_us(20000);
   int my_rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-  double tbb_rate = my_rank == 0 ? tbb_task_group_rate(200000 * scale) : 0;
-  double memcpy_100m = my_rank == 0 ? memcpy_gbps(size_t(100) << 20) : 0;
+  double mpi_rtt = fixed ? 0 : mpi_pingpong_rtt_us(20000);
+  double tbb_rate = my_rank == 0 && !fixed ? tbb_task_group_rate(200000 * scale) : 0;
+  double memcpy_100m = my_rank == 0 && !fixed ? memcpy_gbps(size_t(100) << 20) : 0;
 
   int code;
   {
     weft::Runtime rt(&argc, &argv);
     if (!rt.is_driver()) {
       code = rt.serve();
+    } else if (fixed) {
+      weft::TaskOptions where{.num_cpus = 0, .resources = {{world > 1 ? "there" : "here", 1}}};
+      code = run_fixed(std::max(0LL, fixed_sync), std::max(0LL, fixed_async), where, world > 1);
+      rt.set_exit_code(code);
     } else {
       weft::bench::Report rep;
       rep.add({"baseline", "mpi_pingpong_rtt", mpi_rtt, "us"});
@@ -142,14 +204,20 @@ int main(int argc, char** argv) {
       weft::task(noop).options(local).remote().get();
 
       int n = 2000 * scale;
+      // Allocations are read around the timed loops; the counter is sharded, so it costs them
+      // little.
+      std::vector<AllocRow> allocs;
+      auto c0 = weft::bench::alloc_count();
       double sync = rate(n, [&] {
         for (int i = 0; i < n; ++i) weft::task(noop).options(far).remote().get();
       });
       rep.compare("single_client_tasks_sync", sync, "per_s", "1/mpi_pingpong_rtt",
                   mpi_rtt > 0 ? 1e6 / mpi_rtt : 0);
       rep.compare("task_sync_rtt", 1e6 / sync, "us", "mpi_pingpong_rtt", mpi_rtt);
+      allocs.push_back({"task_sync", weft::bench::alloc_count() - c0, n});
 
       n = 20000 * scale;
+      c0 = weft::bench::alloc_count();
       double async = rate(n, [&] {
         std::vector<weft::ObjectRef<void>> refs;
         refs.reserve(n);
@@ -157,6 +225,7 @@ int main(int argc, char** argv) {
         for (auto& r : refs) r.get();
       });
       rep.compare("single_client_tasks_async", async, "per_s", "target 1e6/s", 1e6);
+      allocs.push_back({"tasks_async", weft::bench::alloc_count() - c0, n});
 
       double same_rank = rate(n, [&] {
         std::vector<weft::ObjectRef<void>> refs;
@@ -179,12 +248,15 @@ int main(int argc, char** argv) {
       auto echo = weft::actor<Echo>().options({.resources = {{multi ? "there" : "here", 1}}}).remote();
       echo.task(&Echo::ping).remote(0).get();
       n = 2000 * scale;
+      c0 = weft::bench::alloc_count();
       double a_sync = rate(n, [&] {
         for (int i = 0; i < n; ++i) echo.task(&Echo::ping).remote(i).get();
       });
       rep.compare("1_1_actor_calls_sync", a_sync, "per_s", "1/mpi_pingpong_rtt",
                   mpi_rtt > 0 ? 1e6 / mpi_rtt : 0);
+      allocs.push_back({"actor_calls_sync", weft::bench::alloc_count() - c0, n});
       n = 20000 * scale;
+      c0 = weft::bench::alloc_count();
       double a_async = rate(n, [&] {
         std::vector<weft::ObjectRef<int>> refs;
         refs.reserve(n);
@@ -192,6 +264,7 @@ int main(int argc, char** argv) {
         for (auto& r : refs) r.get();
       });
       rep.compare("1_1_actor_calls_async", a_async, "per_s", "single_client_tasks_async", async);
+      allocs.push_back({"actor_calls_async", weft::bench::alloc_count() - c0, n});
 
       std::vector<weft::ActorHandle<Echo>> actors;
       for (int i = 0; i < clients; ++i) actors.push_back(weft::actor<Echo>().remote());
@@ -248,6 +321,7 @@ int main(int argc, char** argv) {
 
       std::printf("weft_microbench: %d ranks, %s\n", world, quick ? "quick" : "full");
       rep.print();
+      print_allocs(rep, allocs);
       rep.write_json(json);
       rt.set_exit_code(0);
       code = 0;
