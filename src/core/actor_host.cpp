@@ -107,8 +107,9 @@ void EventLoop::pump_actor(ActorInstance& a) {
     a.ready.pop_front();
     if (c.skip) continue;
     ++a.running;
-    pool_.submit([this, id = a.id, obj = a.object, placement = a.placement,
-                  c = std::move(c)]() mutable {
+    const ObjectId ret = c.ret;
+    auto job = [this, id = a.id, obj = a.object, placement = a.placement,
+                c = std::move(c)]() mutable {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
@@ -121,7 +122,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
       run_or_post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
-            contained = std::move(contained)](EventLoop& l) mutable {
+                   contained = std::move(contained)](EventLoop& l) mutable {
         if (stored >= 0)
           l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),
                                std::move(contained));
@@ -137,7 +138,8 @@ void EventLoop::pump_actor(ActorInstance& a) {
         }
         l.pump_actor(a);
       });
-    });
+    };
+    run_task_job(std::move(job), ret);  // on the admitting thread when allowed, like a task
   }
 }
 

@@ -179,7 +179,7 @@ void EventLoop::start_exec(ExecItem item) {
     return;
   }
   const ObjectId ret = item.ret;
-  run_task_job([this, item = std::move(item)]() mutable {
+  auto job = [this, item = std::move(item)]() mutable {
     serde::Buffer out;
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
     ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
@@ -196,7 +196,8 @@ void EventLoop::start_exec(ExecItem item) {
           contained = std::move(contained)](EventLoop& l) mutable {
       l.finish_task(item, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
-  }, ret);
+  };
+  run_task_job(std::move(job), ret);  // on the admitting thread when allowed (loop_turns.cpp)
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
