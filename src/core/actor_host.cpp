@@ -10,7 +10,6 @@
 
 namespace weft::core {
 
-
 void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   WireReader r(data, len);
   ExecItem item;
@@ -85,18 +84,11 @@ void EventLoop::accept_call(ActorInstance& a, ActorCallItem call) {
     if (!call.skip) fail_actor_call(a, call);
     return;
   }
-  auto& order = a.callers[call.caller];
-  if (call.seq != order.next) {
-    order.early.emplace(call.seq, std::move(call));
-    return;
-  }
-  a.ready.push_back(std::move(call));
-  ++order.next;
-  for (auto it = order.early.begin(); it != order.early.end() && it->first == order.next;) {
-    a.ready.push_back(std::move(it->second));
-    it = order.early.erase(it);
-    ++order.next;
-  }
+  const int caller = call.caller;
+  const uint64_t seq = call.seq;
+  if (!a.order.accept(caller, seq, std::move(call), a.ready))
+    WEFT_LOG(Warn) << "actor " << a.id.str() << ": dropped a second call at position " << seq
+                   << " from rank " << caller;
   pump_actor(a);
 }
 
@@ -162,11 +154,9 @@ void EventLoop::kill_local_actor(ActorInstance& a, const std::string& why) {
   for (const auto& c : a.ready)
     if (!c.skip) fail_actor_call(a, c);
   a.ready.clear();
-  for (auto& [caller, order] : a.callers) {
-    for (const auto& [seq, c] : order.early)
-      if (!c.skip) fail_actor_call(a, c);
-    order.early.clear();
-  }
+  a.order.drain([&](const ActorCallItem& c) {
+    if (!c.skip) fail_actor_call(a, c);
+  });
   gate_release(a.held, a.placement, a.grant);
   a.held = sched::ResourceSet{};
   a.grant = sched::GpuGrant{};

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "core/call_orderer.hpp"
 #include "core/exec_context.hpp"
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
@@ -112,11 +113,7 @@ struct ActorInstance {
   std::string name;
   std::string death;               // why it died
   sched::ResourceSet held;
-  struct CallerOrder {
-    uint64_t next = 0;
-    std::map<uint64_t, ActorCallItem> early;  // arrived before their predecessors
-  };
-  std::unordered_map<int, CallerOrder> callers;
+  CallOrderer<ActorCallItem> order;  // each caller's calls in its submission order
   std::deque<ActorCallItem> ready;
   PgContext placement;             // group, bundle and GPUs it holds
   sched::GpuGrant grant;
