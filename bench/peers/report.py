@@ -23,10 +23,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 SYSTEMS = [("weft", "Weft"), ("ray", "Ray"), ("dask", "Dask"), ("mpi4py", "mpi4py.futures")]
+# The overhead curve also shows Weft with 4 ranks (4 slots on the 2 cores) in a column of its own.
+EFF_SYSTEMS = [("weft", "Weft (2 ranks)"), ("weft4", "Weft (4 ranks)")] + SYSTEMS[1:]
 PEERS = [s for s in SYSTEMS if s[0] != "weft"]
 LABEL = dict(SYSTEMS + [("baseline", "baseline")])
 UNIT_TEXT = {"per_s": "ops/s", "GB_per_s": "GB/s", "us": "µs", "ratio": ""}
-COLORS = {"weft": "#d62728", "ray": "#1f77b4", "dask": "#ff7f0e", "mpi4py": "#2ca02c",
+COLORS = {"weft": "#d62728", "weft4": "#9467bd", "ray": "#1f77b4", "dask": "#ff7f0e", "mpi4py": "#2ca02c",
           "baseline": "#7f7f7f"}
 
 
@@ -179,17 +181,17 @@ def fmt_us(us, largest):
 def efficiency_table(rows, absent, notes):
     c = curves(rows)
     sizes = sorted({us for pts in c.values() for us, _ in pts})
-    head = ["task length"] + [l for _, l in SYSTEMS]
+    head = ["task length"] + [l for _, l in EFF_SYSTEMS]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for us in sizes:
         line = [fmt_us(us, 0)]
-        for s, _ in SYSTEMS:
+        for s, _ in EFF_SYSTEMS:
             v = dict(c.get(s, [])).get(us)
             line.append("—" if v is None else f"{100 * v:.3g} %")
         out.append("| " + " | ".join(line) + " |")
     for level in (0.5, 0.9):
         line = [f"**{int(level * 100)} % reached at**"]
-        for s, _ in SYSTEMS:
+        for s, _ in EFF_SYSTEMS:
             pts = c.get(s)
             if pts:
                 line.append("**" + fmt_us(threshold(pts, level), pts[-1][0]) + "**")
@@ -277,7 +279,7 @@ def chart_overhead(rows, path):
     if not c:
         return False
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for s, label in SYSTEMS:
+    for s, label in EFF_SYSTEMS:
         if s in c:
             ax.plot([u for u, _ in c[s]], [100 * e for _, e in c[s]], "o-", color=COLORS[s],
                     label=label)
@@ -402,7 +404,8 @@ def render(args, rows, absent):
         "## Per-task overhead",
         "",
         "Each task spins (busy-waits) for the given length; efficiency = tasks × task length ÷ "
-        "(wall time × worker slots). 100 % means the runtime added nothing; the bold rows give "
+        "(wall time × worker slots). Weft (2 ranks) has 2 slots, as every peer has 2 workers; "
+        "Weft (4 ranks) has 4 slots on the same 2 cores. 100 % means the runtime added nothing; the bold rows give "
         "the shortest task length at which each system reaches 50 % and 90 % (interpolated "
         "between measured lengths on a log scale). The driver shares the 2 cores with the "
         "workers, which caps every system below 100 %.",
