@@ -23,9 +23,11 @@
 
 #include "alloc_counter.hpp"
 #include "bench_util.hpp"
+#include "mpi_baseline.hpp"
 
 using weft::bench::Clock;
 using weft::bench::seconds_since;
+using weft::bench::mpi_pingpong_rtt_us;
 
 namespace {
 
@@ -94,28 +96,6 @@ Parallelism measure_parallelism() {
   MPI_Allreduce(&node_cores, &p.cores, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Comm_size(MPI_COMM_WORLD, &p.ranks);
   return p;
-}
-
-double mpi_pingpong_rtt_us(int iters) {
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 2) return 0;
-  char buf[8] = {};
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto t0 = Clock::now();
-  for (int i = 0; i < iters; ++i) {
-    if (rank == 0) {
-      MPI_Send(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-      MPI_Recv(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else if (rank == 1) {
-      MPI_Recv(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-    }
-  }
-  double us = seconds_since(t0) * 1e6 / iters;
-  MPI_Bcast(&us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return us;
 }
 
 // The stencil with MPI point-to-point: the first min(W, size) ranks own contiguous blocks of
