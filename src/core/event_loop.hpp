@@ -19,6 +19,7 @@
 
 #include "common/config.hpp"
 #include "core/call_orderer.hpp"
+#include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
@@ -58,7 +59,6 @@ struct PendingCall {
   std::vector<char> args;          // tagged argument block (see detail::EncodedArgs)
   std::vector<StatePtr> refs;
   std::vector<StatePtr> contained;  // refs serialized inside `args`: the callee borrows them
-  int missing = 0;
   sched::ResourceSet need;
   detail::ActorRef actor;          // calls and creations
   uint64_t seq = 0;                // calls: position in this caller's order
@@ -371,8 +371,7 @@ class EventLoop : public net::MessageSink {
   // --- submitter state (loop thread) ---
   sched::ClusterView view_;           // true totals: feasibility
   sched::ClusterView dispatch_view_;  // totals minus what this rank has running or queued out
-  std::unordered_map<ObjectId, std::vector<PendingCall*>> waiting_on_;  // dep → calls
-  std::unordered_map<PendingCall*, std::unique_ptr<PendingCall>> blocked_;
+  DependencyWaiter<PendingCall> deps_;  // calls held until their ref arguments are done
   std::vector<int64_t> load_;                         // tasks in flight per rank, from here
   // Long-lived reservations this rank knows of (bundles of groups it follows): a task must fit
   // beside them, not merely in the rank's total, or it would wait at its target for ever.

@@ -17,20 +17,13 @@ namespace weft::core {
 
 void EventLoop::submit(std::unique_ptr<PendingCall> call) {
   if (call->kind == PendingCall::Kind::kActorCall) call->seq = call_seq_[call->actor.id]++;
-  int missing = 0;
+  std::vector<ObjectId> pending;
   for (const auto& r : call->refs) {
     if (r->done()) continue;
-    waiting_on_[r->id].push_back(call.get());
-    ++missing;
+    pending.push_back(r->id);
     if (r->id.owner != rank_) fetch(r);
   }
-  call->missing = missing;
-  if (missing == 0) {
-    on_ready_call(std::move(call));
-  } else {
-    PendingCall* key = call.get();
-    blocked_.emplace(key, std::move(call));
-  }
+  if (auto ready = deps_.hold(std::move(call), pending)) on_ready_call(std::move(ready));
 }
 
 void EventLoop::fetch(const StatePtr& s) {
@@ -49,18 +42,8 @@ void EventLoop::on_object_done(const StatePtr& s) {
     subscribers_.erase(it);
     for (int d : dests) reply_object(d, *s);
   }
-  auto it = waiting_on_.find(s->id);
-  if (it == waiting_on_.end()) return;
-  std::vector<PendingCall*> calls = std::move(it->second);
-  waiting_on_.erase(it);
-  for (PendingCall* c : calls) {
-    if (--c->missing > 0) continue;
-    auto b = blocked_.find(c);
-    if (b == blocked_.end()) continue;
-    std::unique_ptr<PendingCall> owned = std::move(b->second);
-    blocked_.erase(b);
-    on_ready_call(std::move(owned));
-  }
+  if (!deps_.waits_for(s->id)) return;
+  for (auto& call : deps_.done(s->id)) on_ready_call(std::move(call));
 }
 
 void EventLoop::send_skip(int host, const ActorId& actor, const PendingCall& call) {
@@ -455,11 +438,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
       // Named: the head must accept the name before the actor exists.
       auto reply = std::make_shared<ObjectState>(ObjectId{rank_, 1, next_object_seq()});
       call->refs.push_back(reply);
-      call->missing = 1;
-      waiting_on_[reply->id].push_back(call.get());
       request_named(call->opts.name, call->actor, reply, true);
-      PendingCall* key = call.get();
-      blocked_.emplace(key, std::move(call));
+      deps_.hold(std::move(call), {reply->id});
       return;
     }
   } else if (!call->refs.empty()) {  // second pass: the head answered
