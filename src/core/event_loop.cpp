@@ -166,62 +166,6 @@ sched::ResourceSet EventLoop::to_need(const detail::SubmitOptions& o, bool actor
   return s;
 }
 
-void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len) {
-  try {
-    switch (static_cast<Msg>(type)) {
-      case Msg::kSubmitTask: handle_submit_task(src, data, len); break;
-      case Msg::kTaskResult: handle_task_result(src, data, len); break;
-      case Msg::kTaskMoved: handle_task_moved(src, data, len); break;
-      case Msg::kBacklog: handle_backlog(src, data, len); break;
-      case Msg::kStealRequest: handle_steal_request(src, data, len); break;
-      case Msg::kStealReply: handle_steal_reply(src, data, len); break;
-      case Msg::kGetObject: handle_get_object(src, data, len); break;
-      case Msg::kObjectValue: handle_object_value(src, data, len); break;
-      case Msg::kCreateActor: handle_create_actor(src, data, len); break;
-      case Msg::kActorCall: handle_actor_call(src, data, len); break;
-      case Msg::kKillActor: handle_kill_actor(data, len); break;
-      case Msg::kNameRegister: handle_name_register(src, data, len); break;
-      case Msg::kNameLookup: handle_name_lookup(src, data, len); break;
-      case Msg::kNameReply: handle_name_reply(data, len); break;
-      case Msg::kNameRelease: handle_name_release(data, len); break;
-      case Msg::kPgCreate: handle_pg_create(src, data, len); break;
-      case Msg::kPgRemove: handle_pg_remove(data, len); break;
-      case Msg::kPgSubscribe: handle_pg_subscribe(src, data, len); break;
-      case Msg::kPgUpdate: handle_pg_update(data, len); break;
-      case Msg::kPgPrepare: handle_pg_prepare(src, data, len); break;
-      case Msg::kPgPrepared: handle_pg_prepared(src, data, len); break;
-      case Msg::kPgCommit: handle_pg_commit(data, len); break;
-      case Msg::kPgRollback: handle_pg_rollback(data, len); break;
-      case Msg::kPgRelease: handle_pg_release(data, len); break;
-      case Msg::kPgFreed: handle_pg_freed(); break;
-      case Msg::kPgReservations: handle_pg_reservations(data, len); break;
-      case Msg::kActorWhere: handle_actor_where(src, data, len); break;
-      case Msg::kActorPlaced: handle_actor_placed(data, len); break;
-      case Msg::kStoredResult: handle_stored_result(src, data, len); break;
-      case Msg::kObjectLocation: handle_object_location(src, data, len); break;
-      case Msg::kPullRequest: handle_pull_request(src, data, len); break;
-      case Msg::kPullReply: handle_pull_reply(src, data, len); break;
-      case Msg::kPullDone: handle_pull_done(src, data, len); break;
-      case Msg::kFreeObject: handle_free_object(data, len); break;
-      case Msg::kBorrowAdd: handle_borrow_add(src, data, len); break;
-      case Msg::kBorrowAck: handle_borrow_ack(data, len); break;
-      case Msg::kBorrowRelease: handle_borrow_release(src, data, len); break;
-      case Msg::kShutdown: {
-        WireReader r(data, len);
-        exit_code_ = r.get<int32_t>();
-        for (uint32_t n = r.get<uint32_t>(); n > 0; --n) refcount_peer_failed(r.get<int32_t>());
-        stop_ = true;
-        break;
-      }
-      default:
-        WEFT_LOG(Error) << "dropped a message of unknown type " << type << " from rank " << src;
-    }
-  } catch (const std::exception& e) {
-    WEFT_LOG(Error) << "dropped a malformed message (type " << type << ", " << len
-                    << " bytes) from rank " << src << ": " << e.what();
-  }
-}
-
 void EventLoop::on_peer_failed(int rank, const std::string& reason) {
   refcount_peer_failed(rank);
   steal_.on_peer_failed(rank);

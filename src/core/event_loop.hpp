@@ -266,6 +266,7 @@ class EventLoop : public net::MessageSink {
   void handle_name_lookup(int src, const char* data, size_t len);
   void handle_name_reply(const char* data, size_t len);
   void handle_name_release(const char* data, size_t len);
+  void handle_shutdown(const char* data, size_t len);  // message_handlers.cpp
 
   // objects in the node store: results, locations, pulls, freeing (object_transfer.cpp)
  public:
