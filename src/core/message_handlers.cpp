@@ -37,9 +37,8 @@ void EventLoop::handle_shutdown(const char* data, size_t len) {
 void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len) {
   static const std::array<Handler, kTypes> table = [] {
     std::array<Handler, kTypes> t{};
-    auto on = [&t](Msg m, Handler h) {
-      t.at(static_cast<size_t>(m)) = h;
-    };  // at: kTypes bounds Msg
+    // at(): a message type past kTypes fails loudly at the first message, not silently.
+    auto on = [&t](Msg m, Handler h) { t.at(static_cast<size_t>(m)) = h; };
     // tasks and objects (submitter.cpp, executor.cpp, work_stealing.cpp)
     on(Msg::kSubmitTask, route<&EventLoop::handle_submit_task>);
     on(Msg::kTaskResult, route<&EventLoop::handle_task_result>);
