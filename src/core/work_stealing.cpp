@@ -81,19 +81,14 @@ void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
       ++level;
   }
   for (ExecItem& item : given) {
-    if (item.owner == rank_) {
-      serde::Buffer b;  // this rank's own submitter: update it in place
-      WireWriter w(b);
-      w.put<ObjectId>(item.ret);
-      w.put<int32_t>(src);
-      handle_task_moved(rank_, b.data(), b.size());
-    } else if (!owner_gone(item.owner)) {
-      serde::Buffer b;
-      WireWriter w(b);
-      w.put<ObjectId>(item.ret);
-      w.put<int32_t>(src);
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put<ObjectId>(item.ret);
+    w.put<int32_t>(src);
+    if (item.owner == rank_)
+      handle_task_moved(rank_, b.data(), b.size());  // this rank's own submitter, in place
+    else if (!owner_gone(item.owner))
       send(item.owner, Msg::kTaskMoved, b);
-    }
     send_submit(src, std::move(item));
   }
   serde::Buffer b;
