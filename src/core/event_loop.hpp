@@ -1,8 +1,9 @@
-// The rank's event loop: one thread that owns the rank's control state — the submitter's
-// pending calls and scheduling view, the executor's resource gate, the actors hosted here, the
-// head's directory on rank 0 — and is the only thread that touches the transport. Other threads
-// hand it work through a lock-free command queue and wake it; it polls the network with adaptive
-// back-off so an idle rank costs almost nothing.
+// The rank's event loop: the rank's control state — the submitter's pending calls and
+// scheduling view, the executor's resource gate, the actors hosted here, the head's directory
+// on rank 0 — and the transport, owned by one thread at a time: the one holding the loop's
+// token, usually the loop thread, or a thread blocked in get() that runs the turns itself
+// (loop_turns.cpp). Other threads hand it work through a lock-free command queue and wake it;
+// it polls the network with adaptive back-off so an idle rank costs almost nothing.
 #pragma once
 
 #include <tbb/concurrent_queue.h>
