@@ -242,7 +242,7 @@ class EventLoop : public net::MessageSink {
                    const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});
   void handle_submit_task(int src, const char* data, size_t len);
   void push_exec(ExecItem item);  // into the gate's queue, counted if others may steal it
-  ExecItem pop_exec(std::deque<ExecItem>& level, bool front);
+  ExecItem take_exec(std::deque<ExecItem>& level, size_t i);  // out of the queue, uncounted
 
   // work stealing between gates (work_stealing.cpp; the protocol: steal_planner.hpp)
   size_t steal_tick(std::chrono::steady_clock::time_point now);

@@ -77,8 +77,8 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
     // Refs serialized into the result (and any the body serializes by hand; tasks it submits
     // and values it puts collect their own): the result's receiver borrows them.
     detail::RefCollector collect(contained);
-    const std::string label = name.empty() ? std::string() : fe->name + " '" + name + "'";
-    e = run_guarded(rank, name.empty() ? fe->name : label,
+    const std::string label = name.empty() ? std::string() : task_label(fe->name, name);
+    e = run_guarded(rank, name.empty() ? fe->name : label,  // no copy of the name per task
                     [&] { fe->invoke(self, args.data(), args.size(), out); });
   }
   current_exec() = prev;
@@ -111,12 +111,10 @@ void EventLoop::push_exec(ExecItem item) {
   exec_queue_[item.depth].push_back(std::move(item));
 }
 
-ExecItem EventLoop::pop_exec(std::deque<ExecItem>& level, bool front) {
-  ExecItem item = std::move(front ? level.front() : level.back());
-  if (front)
-    level.pop_front();
-  else
-    level.pop_back();
+ExecItem EventLoop::take_exec(std::deque<ExecItem>& level, size_t i) {
+  auto at = level.begin() + static_cast<std::ptrdiff_t>(i);
+  ExecItem item = std::move(*at);
+  level.erase(at);
   if (stealable(item)) --stealable_queued_;
   return item;
 }
@@ -131,7 +129,7 @@ void EventLoop::start_ready_exec() {
     for (auto it = exec_queue_.begin(); it != exec_queue_.end(); ++it) {
       Admit admit = gate_admit(it->second.front());  // accounts for what it takes
       if (admit == Admit::kWait) continue;
-      ExecItem item = pop_exec(it->second, true);
+      ExecItem item = take_exec(it->second, 0);
       if (it->second.empty()) exec_queue_.erase(it);
       if (admit == Admit::kReject)
         reject_exec(std::move(item));

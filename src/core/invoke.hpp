@@ -22,6 +22,11 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 // error when it is not registered on this rank. `contained` receives the refs serialized into
 // the result (their receiver borrows them: refcount.cpp). `name`: TaskOptions::name, shown in the
 // error beside the function's name.
+// "fn 'name'" for a task given TaskOptions::name, else the function's name: errors and logs.
+inline std::string task_label(const std::string& function, const std::string& name) {
+  return name.empty() ? function : function + " '" + name + "'";
+}
+
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
                                     const std::vector<char>& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,

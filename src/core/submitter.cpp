@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/inline_budget.hpp"
+#include "core/invoke.hpp"
 #include "core/object_store_client.hpp"
 #include "core/pg_wire.hpp"
 #include "core/submit_wire.hpp"
@@ -218,10 +219,9 @@ int EventLoop::choose_target(const PendingCall& call, bool* reserved, std::strin
 }
 
 namespace {
-std::string task_label(uint64_t fn_id, const std::string& name) {
+std::string call_label(uint64_t fn_id, const std::string& name) {
   const detail::FunctionEntry* fe = detail::find_function(fn_id);
-  std::string f = fe ? fe->name : "function #" + std::to_string(fn_id);
-  return name.empty() ? f : f + " '" + name + "'";
+  return task_label(fe ? fe->name : "function #" + std::to_string(fn_id), name);
 }
 }  // namespace
 
@@ -231,7 +231,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     detail::ErrorInfo e;
     e.kind = detail::ErrorKind::kInfeasible;
     e.rank = rank_;
-    e.function = task_label(call->fn_id, call->name);
+    e.function = call_label(call->fn_id, call->name);
     e.message = "task " + e.function + ": " + why;
     WEFT_LOG(Warn) << "infeasible " << e.message;
     fail_call(*call, e);

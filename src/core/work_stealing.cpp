@@ -65,15 +65,7 @@ void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
       const int64_t cpu = item.need.units("CPU");
       if (cpu > free_units || !stealable_by(item, src)) continue;
       free_units -= cpu;
-      if (i + 1 == q.size()) {
-        given.push_back(pop_exec(q, false));
-      } else {
-        auto at = q.begin() + static_cast<std::ptrdiff_t>(i);
-        ExecItem moved = std::move(*at);
-        q.erase(at);
-        if (stealable(moved)) --stealable_queued_;
-        given.push_back(std::move(moved));
-      }
+      given.push_back(take_exec(q, i));
     }
     if (q.empty())
       level = std::make_reverse_iterator(exec_queue_.erase(std::next(level).base()));
