@@ -72,8 +72,9 @@ class Completions {
   std::atomic<int> waiters_{0};
 };
 
-// Marks `s` complete with a value or an error and wakes waiters. Event-loop thread only (the
-// single writer of object states); put() completes its state before anyone else can see it.
+// Marks `s` complete with a value or an error and wakes waiters. In loop turns only (whoever
+// holds the loop's token, loop_turns.cpp, is the single writer of object states); put()
+// completes its state before anyone else can see it.
 void complete_ok(ObjectState& s, std::shared_ptr<const detail::Payload> p, Completions& c);
 void complete_error(ObjectState& s, detail::ErrorInfo e, Completions& c);
 

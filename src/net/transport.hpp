@@ -64,7 +64,8 @@ class Transport {
   void send(int dest, uint16_t type, const void* hdr, size_t hdr_len, const void* body,
             size_t body_len);
   // Moves queued messages onto the wire, progresses UCX, delivers received messages to sink.
-  // Returns the number of messages delivered plus sent (0 means idle). Event-loop thread only.
+  // Returns the number of messages delivered plus sent (0 means idle). Called by whoever runs
+  // the event loop's turn: one thread at a time, not always the same one.
   size_t poll(MessageSink& sink);
   // Park until a message may have arrived or wake() was called, at most `timeout`.
   void wait(std::chrono::microseconds timeout);
