@@ -74,8 +74,8 @@ constexpr Moved kMoved[] = {
   if (from_env) {
     for (const Moved& m : kMoved) {
       if (env_name == m.old_name) {
-        throw ConfigError("unknown setting '" + std::string(name) + "' (" + source + "): " +
-                          std::string(m.owner) + " read " + std::string(m.new_name) +
+        throw ConfigError("unknown setting '" + std::string(name) + "' (" + source +
+                          "): " + std::string(m.owner) + " read " + std::string(m.new_name) +
                           " now; WEFT_* variables are Weft settings only");
       }
     }
@@ -85,7 +85,9 @@ constexpr Moved kMoved[] = {
     msg += ": did you mean " + std::string(*near) + " (" +
            (from_env ? env_of(*near) : flag_of(*near)) + ")?";
   } else if (from_env) {
-    msg += ": every WEFT_* environment variable is read as a Weft setting";
+    msg += ": every WEFT_* environment variable is read as a Weft setting.";
+  } else {
+    msg += ".";
   }
   throw ConfigError(msg + " The settings are listed in docs/operations.md.");
 }
@@ -111,8 +113,8 @@ int64_t parse_int(const Setting& s, const std::string& text, const std::string& 
   if (b != e && *b == '+') ++b;
   auto [p, ec] = std::from_chars(b, e, v);
   if (b == e || ec != std::errc() || p != e) {
-    throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) +
-                      " expects " + describe_kind(s) + ", got '" + text + "'");
+    throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) + " expects " +
+                      describe_kind(s) + ", got '" + text + "'");
   }
   return v;
 }
@@ -124,8 +126,8 @@ double parse_double(const Setting& s, const std::string& text, const std::string
                                         text[0] == '.' || text[0] == '-' || text[0] == '+');
   if (!digits || end == text.c_str() || *end != '\0' || !std::isfinite(v) ||
       text.find_first_of("xX") != std::string::npos) {
-    throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) +
-                      " expects " + describe_kind(s) + ", got '" + text + "'");
+    throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) + " expects " +
+                      describe_kind(s) + ", got '" + text + "'");
   }
   return v;
 }
@@ -143,8 +145,8 @@ std::string parse_enum(const Setting& s, const std::string& text, const std::str
   for (std::string_view a : s.allowed) {
     if (v == a) return v;
   }
-  throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) +
-                    " must be " + describe_kind(s) + ", got '" + text + "'");
+  throw ConfigError("setting " + std::string(s.name) + " " + where(s.name, source) + " must be " +
+                    describe_kind(s) + ", got '" + text + "'");
 }
 
 void check_range(const Setting& s, double v, const std::string& text, const std::string& source) {
@@ -195,9 +197,14 @@ void Config::validate(const Setting& s, const Entry& e) const {
     case SettingKind::kDouble:
       check_range(s, parse_double(s, e.value, e.source), e.value, e.source);
       break;
-    case SettingKind::kBool: parse_bool(s, e.value, e.source); break;
-    case SettingKind::kEnum: parse_enum(s, e.value, e.source); break;
-    case SettingKind::kString: break;
+    case SettingKind::kBool:
+      parse_bool(s, e.value, e.source);
+      break;
+    case SettingKind::kEnum:
+      parse_enum(s, e.value, e.source);
+      break;
+    case SettingKind::kString:
+      break;
   }
 }
 
@@ -247,9 +254,9 @@ Config Config::from_env_and_args(int* argc, char*** argv) {
       entry.value = "true";  // a bare boolean flag switches it on
     } else {
       throw ConfigError("setting " + std::string(s->name) + " (" + a + ") takes a value: write " +
-                        flag_of(s->name) + "=<value> (" + describe_kind(*s) +
-                        "). Values are taken only after '=', so the next argument stays the "
-                        "application's");
+                        flag_of(s->name) + "=<value>, where the value is " + describe_kind(*s) +
+                        ". Values are taken only after '=', so the next argument stays the "
+                        "application's.");
     }
     if (!entry.value.empty()) c.validate(*s, entry);
     c.values_[name] = std::move(entry);
@@ -319,7 +326,8 @@ int64_t Config::get_bytes(std::string_view key, int64_t def) const {
       << s.default_value << ")";
   const Entry* e = find(key);
   if (!e) return def;
-  const int64_t v = parse_bytes(e->value, "setting " + std::string(s.name) + " " + where(s.name, e->source));
+  const int64_t v =
+      parse_bytes(e->value, "setting " + std::string(s.name) + " " + where(s.name, e->source));
   check_range(s, static_cast<double>(v), e->value, e->source);
   return v;
 }
@@ -327,7 +335,8 @@ int64_t Config::get_bytes(std::string_view key, int64_t def) const {
 int64_t Config::parse_bytes(std::string_view text, std::string_view what) {
   const std::string s(text);
   auto fail = [&] {
-    throw ConfigError(std::string(what) + " expects a byte size such as 4096, 64K, 1.5MiB or 2G (units: "
+    throw ConfigError(std::string(what) +
+                      " expects a byte size such as 4096, 64K, 1.5MiB or 2G (units: "
                       "docs/operations.md), got '" +
                       s + "'");
   };

@@ -9,43 +9,150 @@ namespace {
 using K = SettingKind;
 constexpr double kGiB16 = 17179869184.0;
 
+// Each entry: name, kind, the default (as the code applies it, or empty with default_doc saying
+// what happens), a one-line doc, and for some kinds the allowed values or the range.
 const std::vector<Setting>& table() {
-  // clang-format off
   static const std::vector<Setting> t = {
-    // Resources
-    {"resources", K::kString, "", "none: the detected resources", "this job's per-rank resources, e.g. \"CPU=2;GPU=1;1-3:special=1\""},
-    {"num_cpus", K::kDouble, "", "cores available to the process / ranks on the node (at least 1)", "the rank's CPU resource", {}, 0.0},
-    {"gpus_per_rank", K::kDouble, "", "unset: the host's GPUs split evenly among its ranks", "GPUs each rank takes from its host", {}, 0.0},
-    {"worker_threads", K::kInt, "", "max(4, 2 x ceil(CPU))", "executor threads per rank", {}, 1.0},
-    // Topology
-    {"virtual_nodes", K::kInt, "1", "", "split each host's ranks into this many virtual nodes", {}, 1.0, 1048576.0},
-    {"nvlink_domain", K::kString, "", "unset", "this node's NVLink domain name"},
-    {"topology_file", K::kString, "", "unset", "file mapping hosts to NVLink domains"},
-    // Objects and the store
-    {"inline_threshold", K::kBytes, "100K", "", "values up to this size travel inside messages", {}, 0.0},
-    {"inline_owner_limit", K::kBytes, "256M", "", "bytes of small values a rank may own in its heap", {}, 0.0},
-    {"object_store_memory", K::kBytes, "", "30 % of physical memory / virtual nodes on the host", "the node store's capacity", {}, 1.0},
-    {"object_store_spill_threshold", K::kDouble, "0.8", "", "spill primaries once primary bytes / capacity reach this", {}, 0.0, 1.0},
-    {"spill_limit", K::kBytes, "0", "", "bytes on disk for spill and fallback files (0: bounded by the disk)", {}, 0.0},
-    {"object_store_alloc_timeout_ms", K::kInt, "2000", "", "how long an allocation waits before a file-backed fallback", {}, 0.0},
-    {"object_store_max_objects", K::kInt, "65536", "", "object table entries per node", {}, 1.0, 4294967295.0},
-    // Transport
-    {"ring_bytes", K::kBytes, "1M", "", "each same-node rank-to-rank ring", {}, 4096.0, kGiB16},
-    {"credits", K::kInt, "64", "", "messages in flight per peer between nodes", {}, 1.0},
-    {"batch_bytes", K::kBytes, "64K", "", "small messages coalesced into one UCX active message", {}, 1.0},
-    {"rma_chunk_bytes", K::kBytes, "4M", "", "chunk of a cross-node object read", {}, 1.0},
-    {"rma_depth", K::kInt, "4", "", "chunks in flight per read", {}, 1.0},
-    {"liveness_interval_ms", K::kInt, "100", "", "how often a rank checks its host's other ranks still exist (0: off)", {}, 0.0},
-    {"transfer", K::kEnum, "ucx", "", "how cross-node object reads move the bytes", {"ucx", "mpi"}},
-    {"ucx_wakeup", K::kBool, "true", "", "idle ranks sleep until UCX traffic arrives"},
-    // Event loop and logging
-    {"steal_delay_us", K::kInt, "200", "", "work stealing: how long before a backlog is shared or work is asked for", {}, 0.0},
-    {"loop_spin_us", K::kInt, "50", "", "how long an idle event loop spins before yielding", {}, 0.0},
-    {"loop_yield_us", K::kInt, "300", "", "how long it yields before parking", {}, 0.0},
-    {"inline_tasks", K::kBool, "true", "", "a task admitted on the loop thread runs there"},
-    {"log_level", K::kEnum, "warn", "", "the least severe log lines printed", {"error", "warn", "warning", "info", "debug", "trace"}},
+      // Resources
+      {.name = "resources",
+       .kind = K::kString,
+       .default_doc = "none: the detected resources",
+       .doc = "this job's per-rank resources, e.g. \"CPU=2;GPU=1;1-3:special=1\""},
+      {.name = "num_cpus",
+       .kind = K::kDouble,
+       .default_doc = "cores available to the process / ranks on the node (at least 1)",
+       .doc = "the rank's CPU resource",
+       .min = 0.0},
+      {.name = "gpus_per_rank",
+       .kind = K::kDouble,
+       .default_doc = "unset: the host's GPUs split evenly among its ranks",
+       .doc = "GPUs each rank takes from its host",
+       .min = 0.0},
+      {.name = "worker_threads",
+       .kind = K::kInt,
+       .default_doc = "max(4, 2 x ceil(CPU))",
+       .doc = "executor threads per rank",
+       .min = 1.0},
+      // Topology
+      {.name = "virtual_nodes",
+       .kind = K::kInt,
+       .default_value = "1",
+       .doc = "split each host's ranks into this many virtual nodes",
+       .min = 1.0,
+       .max = 1048576.0},
+      {.name = "nvlink_domain",
+       .kind = K::kString,
+       .default_doc = "unset",
+       .doc = "this node's NVLink domain name"},
+      {.name = "topology_file",
+       .kind = K::kString,
+       .default_doc = "unset",
+       .doc = "file mapping hosts to NVLink domains"},
+      // Objects and the store
+      {.name = "inline_threshold",
+       .kind = K::kBytes,
+       .default_value = "100K",
+       .doc = "values up to this size travel inside messages",
+       .min = 0.0},
+      {.name = "inline_owner_limit",
+       .kind = K::kBytes,
+       .default_value = "256M",
+       .doc = "bytes of small values a rank may own in its heap",
+       .min = 0.0},
+      {.name = "object_store_memory",
+       .kind = K::kBytes,
+       .default_doc = "30 % of physical memory / virtual nodes on the host",
+       .doc = "the node store's capacity",
+       .min = 1.0},
+      {.name = "object_store_spill_threshold",
+       .kind = K::kDouble,
+       .default_value = "0.8",
+       .doc = "spill primaries once primary bytes / capacity reach this",
+       .min = 0.0,
+       .max = 1.0},
+      {.name = "spill_limit",
+       .kind = K::kBytes,
+       .default_value = "0",
+       .doc = "bytes on disk for spill and fallback files (0: bounded by the disk)",
+       .min = 0.0},
+      {.name = "object_store_alloc_timeout_ms",
+       .kind = K::kInt,
+       .default_value = "2000",
+       .doc = "how long an allocation waits before a file-backed fallback",
+       .min = 0.0},
+      {.name = "object_store_max_objects",
+       .kind = K::kInt,
+       .default_value = "65536",
+       .doc = "object table entries per node",
+       .min = 1.0,
+       .max = 4294967295.0},
+      // Transport
+      {.name = "ring_bytes",
+       .kind = K::kBytes,
+       .default_value = "1M",
+       .doc = "each same-node rank-to-rank ring",
+       .min = 4096.0,
+       .max = kGiB16},
+      {.name = "credits",
+       .kind = K::kInt,
+       .default_value = "64",
+       .doc = "messages in flight per peer between nodes",
+       .min = 1.0},
+      {.name = "batch_bytes",
+       .kind = K::kBytes,
+       .default_value = "64K",
+       .doc = "small messages coalesced into one UCX active message",
+       .min = 1.0},
+      {.name = "rma_chunk_bytes",
+       .kind = K::kBytes,
+       .default_value = "4M",
+       .doc = "chunk of a cross-node object read",
+       .min = 1.0},
+      {.name = "rma_depth",
+       .kind = K::kInt,
+       .default_value = "4",
+       .doc = "chunks in flight per read",
+       .min = 1.0},
+      {.name = "liveness_interval_ms",
+       .kind = K::kInt,
+       .default_value = "100",
+       .doc = "how often a rank checks its host's other ranks still exist (0: off)",
+       .min = 0.0},
+      {.name = "transfer",
+       .kind = K::kEnum,
+       .default_value = "ucx",
+       .doc = "how cross-node object reads move the bytes",
+       .allowed = {"ucx", "mpi"}},
+      {.name = "ucx_wakeup",
+       .kind = K::kBool,
+       .default_value = "true",
+       .doc = "idle ranks sleep until UCX traffic arrives"},
+      // Event loop and logging
+      {.name = "steal_delay_us",
+       .kind = K::kInt,
+       .default_value = "200",
+       .doc = "work stealing: how long before a backlog is shared or work is asked for",
+       .min = 0.0},
+      {.name = "loop_spin_us",
+       .kind = K::kInt,
+       .default_value = "50",
+       .doc = "how long an idle event loop spins before yielding",
+       .min = 0.0},
+      {.name = "loop_yield_us",
+       .kind = K::kInt,
+       .default_value = "300",
+       .doc = "how long it yields before parking",
+       .min = 0.0},
+      {.name = "inline_tasks",
+       .kind = K::kBool,
+       .default_value = "true",
+       .doc = "a task admitted on the loop thread runs there"},
+      {.name = "log_level",
+       .kind = K::kEnum,
+       .default_value = "warn",
+       .doc = "the least severe log lines printed",
+       .allowed = {"error", "warn", "warning", "info", "debug", "trace"}},
   };
-  // clang-format on
   return t;
 }
 
@@ -106,19 +213,26 @@ std::optional<std::string_view> closest_setting(std::string_view name) {
 
 std::string describe_kind(const Setting& s) {
   switch (s.kind) {
-    case SettingKind::kInt: return "an integer";
+    case SettingKind::kInt:
+      return "an integer";
     case SettingKind::kBytes:
       return "a byte size such as 4096, 64K, 1.5MiB or 2G (units: docs/operations.md)";
-    case SettingKind::kBool: return "true or false (also 1/0, yes/no, on/off)";
-    case SettingKind::kDouble: return "a number";
+    case SettingKind::kBool:
+      return "true or false (also 1/0, yes/no, on/off)";
+    case SettingKind::kDouble:
+      return "a number";
     case SettingKind::kEnum: {
       std::string out = "one of ";
       for (size_t i = 0; i < s.allowed.size(); ++i) {
-        out += (i == 0 ? "" : i + 1 == s.allowed.size() ? " or " : ", ") + std::string(s.allowed[i]);
+        out += (i == 0                      ? ""
+                : i + 1 == s.allowed.size() ? " or "
+                                            : ", ") +
+               std::string(s.allowed[i]);
       }
       return out;
     }
-    case SettingKind::kString: return "a string";
+    case SettingKind::kString:
+      return "a string";
   }
   return "a value";
 }

@@ -156,23 +156,22 @@ TEST(Config, MalformedValuesNameTheSettingAndWhereItCameFrom) {
 
 TEST(Config, EnumSettingsNameTheValuesAllowed) {
   const std::string m = flags_error({"app", "--weft-log-level=loud"});
-  EXPECT_TRUE(has(m, "setting log_level (--weft-log-level=loud) must be one of error, warn,"))
-      << m;
+  EXPECT_TRUE(has(m, "setting log_level (--weft-log-level=loud) must be one of error, warn,")) << m;
   EXPECT_TRUE(has(m, "trace, got 'loud'")) << m;
   Args a({"app", "--weft-transfer=MPI"});
   EXPECT_EQ(Config::from_env_and_args(&a.argc, &a.argv).get("transfer", "ucx"), "mpi");
   Config c;
   c.set("transfer", "rdma");
   const std::string t = config_error([&] { c.get("transfer", "ucx"); });
-  EXPECT_TRUE(has(t, "setting transfer (WEFT_TRANSFER or --weft-transfer) must be one of ucx or "
-                     "mpi, got 'rdma'"))
+  EXPECT_TRUE(has(t,
+                  "setting transfer (WEFT_TRANSFER or --weft-transfer) must be one of ucx or "
+                  "mpi, got 'rdma'"))
       << t;
 }
 
 TEST(Config, ValuesOutsideTheirRangeAreRejectedAtLoad) {
   std::string m = flags_error({"app", "--weft-virtual-nodes=0"});
-  EXPECT_TRUE(has(m, "setting virtual_nodes (--weft-virtual-nodes=0) must be between 1 and"))
-      << m;
+  EXPECT_TRUE(has(m, "setting virtual_nodes (--weft-virtual-nodes=0) must be between 1 and")) << m;
   m = flags_error({"app", "--weft-ring-bytes=1K"});
   EXPECT_TRUE(has(m, "setting ring_bytes (--weft-ring-bytes=1K) must be between 4K and 16G")) << m;
   m = flags_error({"app", "--weft-loop-spin-us=-1"});
@@ -190,8 +189,7 @@ TEST(Config, SetRejectsUnknownNamesAndReadsCheckValues) {
   EXPECT_TRUE(has(m, "unknown setting 'workers'")) << m;
   c.set("worker_threads", "many");
   const std::string w = config_error([&] { c.get_int("worker_threads", 4); });
-  EXPECT_TRUE(has(w, "setting worker_threads (WEFT_WORKER_THREADS or --weft-worker-threads)"))
-      << w;
+  EXPECT_TRUE(has(w, "setting worker_threads (WEFT_WORKER_THREADS or --weft-worker-threads)")) << w;
   EXPECT_TRUE(has(w, "'many'")) << w;
 }
 
@@ -205,16 +203,34 @@ TEST(Config, AnEmptyValueReadsAsUnset) {
 
 TEST(Config, ByteSizesAcceptTheUsualUnitSpellings) {
   const int64_t K = 1024, M = K * K, G = M * K, T = G * K;
-  const std::pair<const char*, int64_t> cases[] = {
-      {"4096", 4096},  {"4096B", 4096}, {"1K", K},      {"1KB", K},      {"1Ki", K},
-      {"1KiB", K},     {"1k", K},       {"1kib", K},    {"2M", 2 * M},   {"2MB", 2 * M},
-      {"2Mi", 2 * M},  {"2MiB", 2 * M}, {"1.5MiB", 3 * M / 2},           {"3G", 3 * G},
-      {"3GB", 3 * G},  {"3Gi", 3 * G},  {"3GiB", 3 * G}, {"1T", T},      {"1TB", T},
-      {"1Ti", T},      {"1TiB", T},     {"64 K", 64 * K}, {".5K", K / 2}};
+  const std::pair<const char*, int64_t> cases[] = {{"4096", 4096},
+                                                   {"4096B", 4096},
+                                                   {"1K", K},
+                                                   {"1KB", K},
+                                                   {"1Ki", K},
+                                                   {"1KiB", K},
+                                                   {"1k", K},
+                                                   {"1kib", K},
+                                                   {"2M", 2 * M},
+                                                   {"2MB", 2 * M},
+                                                   {"2Mi", 2 * M},
+                                                   {"2MiB", 2 * M},
+                                                   {"1.5MiB", 3 * M / 2},
+                                                   {"3G", 3 * G},
+                                                   {"3GB", 3 * G},
+                                                   {"3Gi", 3 * G},
+                                                   {"3GiB", 3 * G},
+                                                   {"1T", T},
+                                                   {"1TB", T},
+                                                   {"1Ti", T},
+                                                   {"1TiB", T},
+                                                   {"64 K", 64 * K},
+                                                   {".5K", K / 2}};
   for (const auto& [text, want] : cases) {
     EXPECT_EQ(Config::parse_bytes(text, "setting x"), want) << text;
   }
-  for (const char* bad : {"-1", "10Q", "1KK", "K", "", "1iB", "0x10", "inf", "nan", "1P", "1e30T"}) {
+  for (const char* bad :
+       {"-1", "10Q", "1KK", "K", "", "1iB", "0x10", "inf", "nan", "1P", "1e30T"}) {
     const std::string m = config_error([&] { Config::parse_bytes(bad, "setting x"); });
     EXPECT_TRUE(has(m, "setting x expects a byte size")) << "'" << bad << "': " << m;
   }
