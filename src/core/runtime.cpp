@@ -6,10 +6,15 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/config.hpp"
 #include "common/log.hpp"
@@ -39,6 +44,12 @@ struct RankRuntime {
 };
 
 RankRuntime* g_rt = nullptr;
+// The application's own arguments (argv without the --weft-* flags), kept for weft::args().
+std::vector<std::string> g_args;
+// Set when the settings stopped the start-up (read_settings): weft::run then reports the error
+// once, on the rank that was chosen to, and returns 2 instead of throwing.
+bool g_settings_rejected = false;
+bool g_report_settings_error = false;
 
 int cores_available() {
   cpu_set_t set;
@@ -72,8 +83,65 @@ std::vector<sched::RankInfo> gather_ranks(const net::Topology& topo, const sched
   return ranks;
 }
 
+// Reads and checks the settings on every rank, then agrees on the outcome, so that a bad flag or
+// variable stops every rank at the same point: the first rank that rejected them (rank 0 when all
+// did, as they do when they read the same flags) is the one that reports it, MPI is finalized
+// when Weft initialised it, and every rank throws. Nothing collective has happened before.
+Config read_settings(RankRuntime& rt, int* argc, char*** argv) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Config cfg;
+  std::string error;
+  try {
+    cfg = Config::from_env_and_args(argc, argv);
+    // The resource spec is parsed whole (every item, for every rank) wherever it is read.
+    sched::parse_resource_spec(cfg.get("resources", ""), rank);
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  int mine = error.empty() ? size : rank, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == size) return cfg;
+  g_settings_rejected = true;
+  g_report_settings_error = first == rank;
+  if (rt.owns_mpi) MPI_Finalize();
+  if (error.empty()) error = "the settings were rejected on rank " + std::to_string(first);
+  throw ConfigError(error);
+}
+
+// More virtual nodes than a host has ranks cannot be made: each host is split into at most one
+// virtual node per rank. Rank 0 says so once, with both numbers.
+void warn_capped_virtual_nodes(const Config& cfg, const net::Topology& topo) {
+  const int64_t asked = cfg.get_int("virtual_nodes", 1);
+  if (topo.rank != 0 || asked <= 1) return;
+  std::map<int, int> ranks_of_host;
+  for (int h : topo.host_of_rank) ++ranks_of_host[h];
+  int fewest = topo.size;
+  for (const auto& [host, n] : ranks_of_host) fewest = std::min(fewest, n);
+  if (asked <= fewest) return;
+  WEFT_LOG(Warn) << "virtual_nodes=" << asked << " is more than the " << fewest
+                 << " rank(s) on a host: a host is split into at most one virtual node per rank, "
+                 << "so this job runs on " << topo.num_nodes << " node(s), not "
+                 << asked * static_cast<int64_t>(ranks_of_host.size());
+}
+
 void start(int* argc, char*** argv) {
-  if (g_rt) throw Error("Weft is already running in this process");
+  g_settings_rejected = g_report_settings_error = false;
+  if (g_rt) {
+    throw Error(
+        "Weft is already running in this process: start it once (one weft::run, or one "
+        "weft::Runtime that lives as long as Weft is needed), not again from inside it");
+  }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    throw Error(
+        "Weft cannot start again in this process: MPI was finalized when the previous "
+        "weft::run or weft::Runtime ended, and MPI cannot be initialised twice. Start Weft once "
+        "per process: one weft::run whose driver does all the work, or one weft::Runtime kept "
+        "alive as long as it is needed");
+  }
   // Before MPI: every rank runs the same binary, so every rank finds the same collisions and
   // throws alike, and nothing collective is left waiting.
   detail::check_registrations();
@@ -88,12 +156,17 @@ void start(int* argc, char*** argv) {
       WEFT_LOG(Warn) << "MPI provides thread level " << provided
                      << " < MPI_THREAD_MULTIPLE; Weft uses MPI only at startup and shutdown";
   }
-  rt->cfg = Config::from_env_and_args(argc, argv);
+  rt->cfg = read_settings(*rt, argc, argv);
+  g_args.clear();
+  if (argc && argv && *argv) {
+    for (int i = 0; i < *argc; ++i) g_args.emplace_back((*argv)[i]);
+  }
   log::Level lvl;
   if (rt->cfg.has("log_level") && log::parse_level(rt->cfg.get("log_level", ""), &lvl))
     log::set_level(lvl);
   rt->topo = net::discover_topology(MPI_COMM_WORLD, rt->cfg);
   log::set_rank(rt->topo.rank);
+  warn_capped_virtual_nodes(rt->cfg, rt->topo);
   gpu::RankGpus gpus = core::plan_local_gpus(rt->cfg, rt->topo);
   auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo, gpus));
   core::set_local_gpu_ids(rt->cfg, rt->topo.rank, gpus, ranks);
@@ -162,9 +235,18 @@ int Runtime::serve() {
   return finish();
 }
 
-int run_driver(int argc, char** argv, const std::function<int()>& driver) {
-  Runtime rt(&argc, &argv);
-  if (!rt.is_driver()) return rt.serve();
+int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
+  std::optional<Runtime> rt;
+  try {
+    rt.emplace(&argc, &argv);
+  } catch (const ConfigError& e) {
+    if (!g_settings_rejected) throw;
+    // Every rank rejected the settings alike (read_settings) and MPI is finalized: one message,
+    // exit code 2 everywhere, no abort.
+    if (g_report_settings_error) std::fprintf(stderr, "[weft] error: %s\n", e.what());
+    return 2;
+  }
+  if (!rt->is_driver()) return rt->serve();
   int code = 1;
   try {
     code = driver();
@@ -173,9 +255,11 @@ int run_driver(int argc, char** argv, const std::function<int()>& driver) {
   } catch (...) {
     std::fprintf(stderr, "[weft] the driver failed with an unknown exception\n");
   }
-  rt.set_exit_code(code);
+  rt->set_exit_code(code);
   return finish();
 }
+
+const std::vector<std::string>& args() { return g_args; }
 
 int rank() { return g_rt ? g_rt->topo.rank : 0; }
 int world_size() { return g_rt ? g_rt->topo.size : 1; }
