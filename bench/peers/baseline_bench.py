@@ -76,7 +76,7 @@ def mpi_rows(rec, args):
 
 def main():
     args = common.parse_args(__doc__)
-    if os.environ.get("WEFT_PEERS_UNDER_MPIRUN"):
+    if os.environ.get("WEFTDEV_PEERS_UNDER_MPIRUN"):
         rec = common.Recorder("baseline", args.json)
         mpi_rows(rec, args)
         from mpi4py import MPI
@@ -91,7 +91,7 @@ def main():
     flags = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-n", "2",
              "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo",
              "--mca", "oob_tcp_if_include", "lo", "-x", "PYTHONPATH",
-             "-x", "WEFT_PEERS_UNDER_MPIRUN=1"]
+             "-x", "WEFTDEV_PEERS_UNDER_MPIRUN=1"]
     mpi_json = (args.json or "/tmp/weft-baseline.json") + ".mpi"
     cmd = ["mpirun", *flags, sys.executable, os.path.abspath(__file__), "--json", mpi_json,
            *(["--quick"] if args.quick else [])]

@@ -24,7 +24,7 @@ MiB = 1 << 20
 MPIRUN_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-n", str(SLOTS + 1),
                 "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo",
                 "--mca", "oob_tcp_if_include", "lo", "-x", "PYTHONPATH",
-                "-x", "WEFT_PEERS_UNDER_MPIRUN=1"]
+                "-x", "WEFTDEV_PEERS_UNDER_MPIRUN=1"]
 
 
 def relaunch_under_mpirun():
@@ -91,7 +91,7 @@ def bench(rec, args):
 def main():
     args = common.parse_args(__doc__)
     rec = common.Recorder("mpi4py", args.json)
-    if not os.environ.get("WEFT_PEERS_UNDER_MPIRUN"):
+    if not os.environ.get("WEFTDEV_PEERS_UNDER_MPIRUN"):
         # Importing mpi4py.MPI here would make this process an MPI singleton whose OMPI_/PMIX_
         # variables then confuse the mpirun it starts: look for the module without loading it.
         import importlib.util

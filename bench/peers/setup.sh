@@ -13,9 +13,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "${here}/../.." && pwd)"
 venv="${1:-${repo}/build/peers-venv}"
 # Debian's python (3.11) is the one Debian's mpi4py/dask were built for; Ray has wheels for it.
-py="${WEFT_PEERS_PYTHON:-/usr/bin/python3}"
+py="${WEFTDEV_PEERS_PYTHON:-/usr/bin/python3}"
 # [client] brings grpcio, which `ray microbenchmark` (the cross-check) imports.
-ray_spec="${WEFT_PEERS_RAY_SPEC:-ray[client]==2.60.0}"
+ray_spec="${WEFTDEV_PEERS_RAY_SPEC:-ray[client]==2.60.0}"
 
 have_mod() { "$1" -c "import $2" >/dev/null 2>&1; }
 

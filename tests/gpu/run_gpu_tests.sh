@@ -6,7 +6,7 @@
 #   tests/gpu/run_gpu_tests.sh [build-dir]        default build-dir: <repo>/build-gpu-cuda
 #
 # Environment:
-#   WEFT_GPU_TEST_MINIMAL=1  configure only common + gpu and their tests, for GPU hosts without the
+#   WEFTDEV_GPU_TEST_MINIMAL=1  configure only common + gpu and their tests, for GPU hosts without the
 #                            rest of Weft's dependencies (TBB, Boost, HDF5, UCX). Also used
 #                            automatically when the full configure fails.
 #   CUDAToolkit_ROOT, NCCL_HOME  where CUDA and NCCL live when not under /usr/local/cuda.
@@ -63,7 +63,7 @@ CMAKE
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 }
 
-if [[ ${WEFT_GPU_TEST_MINIMAL:-0} == 1 ]]; then
+if [[ ${WEFTDEV_GPU_TEST_MINIMAL:-0} == 1 ]]; then
   configure_minimal
 elif ! configure_full; then
   echo "run_gpu_tests: the full configure failed; building the GPU module alone"

@@ -51,7 +51,7 @@ class PgProbe {
 // Calls a probe through a handle it was given (another rank than the creator's, maybe).
 int pg_call_probe(weft::ActorHandle<PgProbe> h) { return h.task(&PgProbe::tag).remote().get(); }
 
-bool suite() { return std::getenv("WEFT_PG_SUITE") != nullptr && weft::world_size() == 4; }
+bool suite() { return std::getenv("WEFTDEV_PG_SUITE") != nullptr && weft::world_size() == 4; }
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

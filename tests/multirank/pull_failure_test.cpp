@@ -5,7 +5,7 @@
 // one while tasks use the other), an 8 MiB store (so the 16 MiB values here live in fallback
 // files), a 24 MiB spill limit, and a TMPDIR of its own: the reader's spill folder is removed
 // under it, which would hurt other jobs sharing /tmp, so without the variant's
-// WEFT_PULL_FAILURE_TMPDIR the suite skips.
+// WEFTDEV_PULL_FAILURE_TMPDIR the suite skips.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -67,7 +67,7 @@ weft::TaskOptions on_rank1() {
 }
 
 bool suite_applies() {
-  const char* marker = std::getenv("WEFT_PULL_FAILURE_TMPDIR");
+  const char* marker = std::getenv("WEFTDEV_PULL_FAILURE_TMPDIR");
   const char* tmp = std::getenv("TMPDIR");
   return marker && tmp && std::string(marker) == tmp && weft::world_size() >= 2 &&
          weft::task(node_here).options(on_rank1()).remote().get(60s) != weft::node();

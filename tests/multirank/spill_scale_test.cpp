@@ -3,7 +3,7 @@
 //   on another node and pulled here), every byte checked, the store back to empty afterwards.
 //   Runs where the store is small (the multirank_spill_scale ctest entry: 32 MiB per node).
 // - BigObjects: a 1 GiB object read across nodes in both directions, every byte checked. Runs in
-//   the multirank_big_objects ctest entry (WEFT_BIG_OBJECT_SUITE=1) and skips, saying why, when
+//   the multirank_big_objects ctest entry (WEFTDEV_BIG_OBJECT_SUITE=1) and skips, saying why, when
 //   the machine lacks the memory or /dev/shm space for it.
 #include <gtest/gtest.h>
 #include <sys/statvfs.h>
@@ -125,8 +125,8 @@ class BigObjects : public ::testing::Test {
   static constexpr uint64_t kWords = kBytes / sizeof(uint64_t);
 
   void SetUp() override {
-    if (std::getenv("WEFT_BIG_OBJECT_SUITE") == nullptr) {
-      GTEST_SKIP() << "runs in the multirank_big_objects entry (WEFT_BIG_OBJECT_SUITE=1)";
+    if (std::getenv("WEFTDEV_BIG_OBJECT_SUITE") == nullptr) {
+      GTEST_SKIP() << "runs in the multirank_big_objects entry (WEFTDEV_BIG_OBJECT_SUITE=1)";
     }
     if (weft::task(scale_node).options(scale_remote()).remote().get(60s) == weft::node()) {
       GTEST_SKIP() << "needs the producer on another (virtual) node";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ckpt_app.sh STEPS — a stand-in application for slurm/weft-requeue.sbatch's contract: each
-# attempt advances one step, saves it in $WEFT_CHECKPOINT_DIR and asks for a requeue (exit 85)
+# attempt advances one step, saves it in $WEFTJOB_CHECKPOINT_DIR and asks for a requeue (exit 85)
 # until STEPS are done. It proves the template resumes from the checkpoint in a new attempt of
 # the same job rather than starting over.
 #
@@ -8,7 +8,7 @@
 # (what the template forwards when Slurm warns of the time limit; bounded at 30 s), saves its
 # step and exits 0; the template must requeue it anyway, and the next attempt finishes.
 set -euo pipefail
-ckpt="${WEFT_CHECKPOINT_DIR:?WEFT_CHECKPOINT_DIR not set}/step"
+ckpt="${WEFTJOB_CHECKPOINT_DIR:?WEFTJOB_CHECKPOINT_DIR not set}/step"
 done_steps=0
 [[ -r "$ckpt" ]] && done_steps="$(<"$ckpt")"
 

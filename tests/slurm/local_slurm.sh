@@ -10,17 +10,17 @@
 # pmix plugin dlopen()s the unversioned libpmix.so, which only the -dev package provides).
 #
 # Environment:
-#   WEFT_SLURM_DIR      the private folder (default: ${TMPDIR:-/tmp}/weft-local-slurm-$UID)
-#   WEFT_SLURM_PORT     slurmctld port; slurmd uses PORT+1 (default: the first free pair from
+#   WEFTDEV_SLURM_DIR      the private folder (default: ${TMPDIR:-/tmp}/weft-local-slurm-$UID)
+#   WEFTDEV_SLURM_PORT     slurmctld port; slurmd uses PORT+1 (default: the first free pair from
 #                       16817 on)
-#   WEFT_SLURM_TIMEOUT  seconds to wait for the node to become idle (default 30)
-#   WEFT_SLURM_KEEP=1   `stop` keeps the folder (logs) instead of removing it
+#   WEFTDEV_SLURM_TIMEOUT  seconds to wait for the node to become idle (default 30)
+#   WEFTDEV_SLURM_KEEP=1   `stop` keeps the folder (logs) instead of removing it
 #
 # Clients need SLURM_CONF: `eval "$(local_slurm.sh env)"` exports it.
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 not running (status), 77 Slurm/munge not installed.
 set -euo pipefail
 
-readonly DIR="${WEFT_SLURM_DIR:-${TMPDIR:-/tmp}/weft-local-slurm-${UID}}"
+readonly DIR="${WEFTDEV_SLURM_DIR:-${TMPDIR:-/tmp}/weft-local-slurm-${UID}}"
 # True when some socket of this machine (listening, connected or in TIME_WAIT) uses port $1:
 # a port left in TIME_WAIT by the previous test's slurmctld makes the next bind fail.
 port_in_use() {
@@ -28,7 +28,7 @@ port_in_use() {
   hex=$(printf ':%04X ' "$1")
   grep -qs -- "$hex" /proc/net/tcp /proc/net/tcp6
 }
-# The first free pair (PORT, PORT+1) from 16817 on, unless WEFT_SLURM_PORT pins it.
+# The first free pair (PORT, PORT+1) from 16817 on, unless WEFTDEV_SLURM_PORT pins it.
 pick_port() {
   local p
   for ((p = 16817; p < 17817; p += 2)); do
@@ -37,12 +37,12 @@ pick_port() {
   echo 16817
 }
 # Clients and `stop` use the port of the running cluster's config; `start` picks a new one.
-PORT="${WEFT_SLURM_PORT:-}"
+PORT="${WEFTDEV_SLURM_PORT:-}"
 if [[ -z "$PORT" ]]; then
   PORT=$(sed -n 's/^SlurmctldPort=//p' "${DIR}/etc/slurm.conf" 2>/dev/null || true)
   PORT="${PORT:-16817}"
 fi
-readonly TIMEOUT="${WEFT_SLURM_TIMEOUT:-30}"
+readonly TIMEOUT="${WEFTDEV_SLURM_TIMEOUT:-30}"
 readonly CONF="${DIR}/etc/slurm.conf"
 readonly MUNGE_SOCKET="${DIR}/munge/munge.socket"
 readonly NODE="${HOSTNAME%%.*}"  # what slurmd calls this node (gethostname, short)
@@ -169,7 +169,7 @@ start() {
     exit 1
   fi
   rm -rf "${DIR}"
-  [[ -n "${WEFT_SLURM_PORT:-}" ]] || PORT=$(pick_port)
+  [[ -n "${WEFTDEV_SLURM_PORT:-}" ]] || PORT=$(pick_port)
   write_config
 
   # --force: munged warns (and would refuse) about root-owned folders it thinks insecure.
@@ -226,7 +226,7 @@ stop_all() {
 stop() {
   [[ -d "${DIR}" ]] || return 0
   stop_all
-  if [[ "${WEFT_SLURM_KEEP:-0}" == 1 ]]; then
+  if [[ "${WEFTDEV_SLURM_KEEP:-0}" == 1 ]]; then
     log "stopped; logs kept in ${DIR}/log"
   else
     rm -rf "${DIR}"

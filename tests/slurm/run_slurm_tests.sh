@@ -10,7 +10,7 @@
 #   c) slurm/weft-job.sbatch runs an app on every task with weft-run's options;
 #   d) slurm/weft-requeue.sbatch resumes from checkpoints across requeues asked by the app;
 #   e) ... and across a requeue forced by Slurm's time-limit warning signal;
-#   f) slurm/param-sweep.sbatch prints "param_sweep OK" when $WEFT_SLURM_APP exists.
+#   f) slurm/param-sweep.sbatch prints "param_sweep OK" when $WEFTDEV_SLURM_APP exists.
 # --checks picks a subset (default: all), so that ctest can run them as short separate tests.
 # Exit: 0 all passed, 1 a check failed, 77 Slurm is not installed (ctest shows SKIP). Every wait
 # is bounded and the cluster is stopped and its folder removed on any exit.
@@ -21,7 +21,7 @@ readonly HERE
 ROOT="$(cd "${HERE}/../.." && pwd)"
 readonly ROOT
 readonly LAUNCHER="${ROOT}/launchers/weft-run"
-readonly JOB_TIMEOUT="${WEFT_SLURM_JOB_TIMEOUT:-60}"
+readonly JOB_TIMEOUT="${WEFTDEV_SLURM_JOB_TIMEOUT:-60}"
 
 probe=""
 checks="a,b,c,d,e,f"
@@ -49,7 +49,7 @@ while IFS='=' read -r name _; do
 done < <(env)
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/weft-slurm-tests.XXXXXX")"
-export WEFT_SLURM_DIR="${work}/cluster"
+export WEFTDEV_SLURM_DIR="${work}/cluster"
 # A port nobody listens on, so a developer's own local cluster can keep running alongside.
 port_in_use() {
   local hex
@@ -58,12 +58,12 @@ port_in_use() {
 }
 port=$((20000 + ($$ % 10000) * 2))
 while port_in_use "$port" || port_in_use $((port + 1)); do port=$((port + 2)); done
-export WEFT_SLURM_PORT="$port"
+export WEFTDEV_SLURM_PORT="$port"
 
 failures=0
 cleanup() {
   if ((failures > 0)); then
-    for f in "${WEFT_SLURM_DIR}"/log/*.log; do
+    for f in "${WEFTDEV_SLURM_DIR}"/log/*.log; do
       [[ -r "$f" ]] && { echo "----- ${f##*/} (last 15 lines)"; tail -n 15 "$f"; }
     done
   fi
@@ -179,22 +179,22 @@ fi
 
 # ---- c) slurm/weft-job.sbatch ------------------------------------------------------------------
 if wanted c; then
-  id="$(WEFT_APP="$probe" WEFT_RUN="$LAUNCHER" WEFT_RUN_ARGS="--virtual-nodes 2" \
+  id="$(WEFTJOB_APP="$probe" WEFTJOB_RUN="$LAUNCHER" WEFTJOB_RUN_ARGS="--virtual-nodes 2" \
     submit -n 4 --overcommit -o c.out "${ROOT}/slurm/weft-job.sbatch")"
   check_job c_weft_job_template "$id" c.out '^probe OK size=4 direct_launch=yes virtual_nodes=2$'
 fi
 
 # ---- d) slurm/weft-requeue.sbatch, requeue asked by the app ------------------------------------
 if wanted d; then
-  id="$(WEFT_APP="${HERE}/ckpt_app.sh" WEFT_RUN="$LAUNCHER" WEFT_RUN_ARGS="-n 1" \
-    WEFT_CHECKPOINT_DIR="${work}/ckpt-d" submit -n 1 -o d.out "${ROOT}/slurm/weft-requeue.sbatch" 1)"
+  id="$(WEFTJOB_APP="${HERE}/ckpt_app.sh" WEFTJOB_RUN="$LAUNCHER" WEFTJOB_RUN_ARGS="-n 1" \
+    WEFTJOB_CHECKPOINT_DIR="${work}/ckpt-d" submit -n 1 -o d.out "${ROOT}/slurm/weft-requeue.sbatch" 1)"
   check_job d_requeue_on_app_request "$id" d.out '^ckpt_app OK steps=1 attempt=1$'
 fi
 
 # ---- e) slurm/weft-requeue.sbatch, requeue on the time-limit warning ---------------------------
 if wanted e; then
-  id="$(WEFT_APP="${HERE}/ckpt_app.sh" WEFT_RUN="$LAUNCHER" WEFT_RUN_ARGS="-n 1" \
-    WEFT_CHECKPOINT_DIR="${work}/ckpt-e" submit -n 1 -o e.out "${ROOT}/slurm/weft-requeue.sbatch" \
+  id="$(WEFTJOB_APP="${HERE}/ckpt_app.sh" WEFTJOB_RUN="$LAUNCHER" WEFTJOB_RUN_ARGS="-n 1" \
+    WEFTJOB_CHECKPOINT_DIR="${work}/ckpt-e" submit -n 1 -o e.out "${ROOT}/slurm/weft-requeue.sbatch" \
     --on-signal)"
   # Slurm sends the warning to the batch shell only (--signal=B:USR1); do the same, once the app
   # is at work, instead of waiting 5 minutes before a time limit.
@@ -206,12 +206,12 @@ fi
 
 # ---- f) slurm/param-sweep.sbatch ---------------------------------------------------------------
 if wanted f; then
-  if [[ -n "${WEFT_SLURM_APP:-}" && -x "${WEFT_SLURM_APP}" ]]; then
-    id="$(WEFT_APP="$WEFT_SLURM_APP" WEFT_RUN="$LAUNCHER" \
+  if [[ -n "${WEFTDEV_SLURM_APP:-}" && -x "${WEFTDEV_SLURM_APP}" ]]; then
+    id="$(WEFTJOB_APP="$WEFTDEV_SLURM_APP" WEFTJOB_RUN="$LAUNCHER" \
       submit -n 4 --overcommit -o f.out "${ROOT}/slurm/param-sweep.sbatch")"
     check_job f_param_sweep_template "$id" f.out '^param_sweep OK' 120
   else
-    echo "NOTE f_param_sweep_template not run: WEFT_SLURM_APP='${WEFT_SLURM_APP:-}' is not built"
+    echo "NOTE f_param_sweep_template not run: WEFTDEV_SLURM_APP='${WEFTDEV_SLURM_APP:-}' is not built"
   fi
 fi
 

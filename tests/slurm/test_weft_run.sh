@@ -28,7 +28,7 @@ done
 while IFS='=' read -r name _; do
   [[ "$name" == SLURM_* ]] && unset "$name"
 done < <(env)
-unset WEFT_RUN_LAUNCHER WEFT_RUN_MPIRUN WEFT_RUN_SRUN WEFT_RUN_SRUN_MPI OMPI_MCA_btl_tcp_if_include \
+unset WEFTRUN_LAUNCHER WEFTRUN_MPIRUN WEFTRUN_SRUN WEFTRUN_SRUN_MPI OMPI_MCA_btl_tcp_if_include \
   UCX_NET_DEVICES
 
 failures=0
@@ -61,11 +61,11 @@ root_flag=""
 ((EUID == 0)) && root_flag="--allow-run-as-root "
 pins="--mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_NET_DEVICES=lo"
 mpirun_bin="$(command -v mpirun || true)"
-no_mpirun=(env WEFT_RUN_MPIRUN=/nonexistent/mpirun)
+no_mpirun=(env WEFTRUN_MPIRUN=/nonexistent/mpirun)
 # The Slurm branch's inputs: what srun sees in a one-node allocation of 4 tasks on 2 CPUs.
 srun_standin="$(command -v true)"
 slurm1=(env SLURM_JOB_ID=42 SLURM_NTASKS=4 SLURM_JOB_NUM_NODES=1 SLURM_JOB_CPUS_PER_NODE=2
-  WEFT_RUN_SRUN="$srun_standin")
+  WEFTRUN_SRUN="$srun_standin")
 
 choice_checks() {
   if [[ -z "$mpirun_bin" ]]; then
@@ -88,8 +88,8 @@ choice_checks() {
   t mpirun_recover_enables_recovery 0 " --enable-recovery " - -- "$W" --dry-run --recover -n 2 "$probe"
   t mpirun_virtual_nodes_exported 0 " -x A=b -x WEFT_VIRTUAL_NODES=2 ${probe} x\$" - -- \
     "$W" --dry-run -n 4 --virtual-nodes 2 --env A=b "$probe" x
-  t mpirun_launcher_args_and_quoting 0 " --display-map ${probe} a\\\\ b --weft-ring-bytes 1MiB\$" - -- \
-    "$W" --dry-run -n 2 --launcher-arg=--display-map -- "$probe" "a b" --weft-ring-bytes 1MiB
+  t mpirun_launcher_args_and_quoting 0 " --display-map ${probe} a\\\\ b --weft-ring-bytes=1MiB\$" - -- \
+    "$W" --dry-run -n 2 --launcher-arg=--display-map -- "$probe" "a b" --weft-ring-bytes=1MiB
   t singleton_without_mpirun 0 "^env UCX_NET_DEVICES=lo ${probe}\$" mpirun -- \
     "${no_mpirun[@]}" "$W" --dry-run "$probe"
   t singleton_forced 0 "^env UCX_NET_DEVICES=lo WEFT_VIRTUAL_NODES=1 ${probe}\$" - -- \
@@ -109,7 +109,7 @@ choice_checks() {
   t slurm_recover_oversubscribes_past_tasks 0 "-n 6 --oversubscribe --bind-to none --enable-recovery" - -- \
     "${slurm1[@]}" "$W" --dry-run --recover -n 6 "$probe"
   t slurm_without_srun_falls_back_to_mpirun 0 "^mpirun " - -- \
-    "${slurm1[@]}" WEFT_RUN_SRUN=/nonexistent/srun "$W" --dry-run -v "$probe"
+    "${slurm1[@]}" WEFTRUN_SRUN=/nonexistent/srun "$W" --dry-run -v "$probe"
   t verbose_says_why 0 "weft-run: launcher=srun \\(inside Slurm job 42\\)" - -- \
     "${slurm1[@]}" "$W" --dry-run --verbose "$probe"
 
@@ -128,6 +128,10 @@ choice_checks() {
   t error_application_missing 127 "application './no-such-app' not found" - -- "$W" ./no-such-app
   t error_many_ranks_without_launcher 2 "-n 2 needs mpirun or srun" - -- \
     "${no_mpirun[@]}" "$W" -n 2 "$probe"
+  # Asked for one process while mpirun is there: the message names what was asked, not a search.
+  t error_many_ranks_with_launcher_none 2 \
+    "-n 2 asks for 2 ranks, but --launcher none \\(or WEFTRUN_LAUNCHER=none\\) runs one plain process" \
+    "neither was found" -- "$W" --launcher none -n 2 "$probe"
   t error_forced_mpirun_missing 127 "launcher mpirun requested but '/nonexistent/mpirun' not found" - \
     -- "${no_mpirun[@]}" "$W" --launcher mpirun "$probe"
   t error_recover_with_forced_srun 2 "--recover needs mpirun" - -- \
@@ -138,7 +142,7 @@ choice_checks() {
     "-n, --np N.*" - -- "$W" --help
   local opt
   for opt in --virtual-nodes --recover --net --launcher --env --launcher-arg --dry-run --verbose \
-      WEFT_RUN_MPIRUN WEFT_RUN_SRUN "Exit status"; do
+      WEFTRUN_MPIRUN WEFTRUN_SRUN "Exit status"; do
     grep -qe "$opt" "$out" || { echo "FAIL help_documents_every_option: ${opt} missing"; failures=$((failures + 1)); }
   done
 }

@@ -120,8 +120,8 @@ TEST(StoreFallback, ObjectsLargerThanTheStoreLiveInFallbackFiles) {
 // Objects of several GiB, through a fallback file (the test machine's memory bound is 4 GiB for
 // tests, so the segment stays small). Off by default: it writes 5 GiB to the disk.
 TEST(StoreFallback, ObjectsOfManyGigabytes) {
-  if (std::getenv("WEFT_STORE_BIG_TESTS") == nullptr) {
-    GTEST_SKIP() << "set WEFT_STORE_BIG_TESTS=1 to write a 5 GiB object";
+  if (std::getenv("WEFTDEV_STORE_BIG_TESTS") == nullptr) {
+    GTEST_SKIP() << "set WEFTDEV_STORE_BIG_TESTS=1 to write a 5 GiB object";
   }
   TempStore t(64 * kMiB);
   auto s = NodeStore::create(t.opts);
