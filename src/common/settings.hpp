@@ -23,7 +23,7 @@ struct Setting {
   // empty when it is computed at start-up or means "unset"; default_doc then says what happens.
   std::string_view default_value;
   std::string_view default_doc;
-  std::string_view doc;  // one line
+  std::string_view doc;                        // one line
   std::vector<std::string_view> allowed = {};  // kEnum: the values accepted (case-insensitive)
   std::optional<double> min = std::nullopt;    // kInt, kBytes, kDouble: smallest value accepted
   std::optional<double> max = std::nullopt;    // ... and largest
