@@ -71,6 +71,38 @@ class SpillError : public Error {
  public:
   using Error::Error;
 };
+// An actor checkpoint file could not be written (I/O error, full disk: the previous checkpoint is
+// then unchanged) or read back (missing, not HDF5, truncated, corrupted, missing attributes, or
+// written for another actor class or another build). The message names the file, the reason and
+// what to do; kind() lets a restart path tell "no checkpoint yet" from a damaged one.
+class CheckpointError : public Error {
+ public:
+  enum class Kind {
+    kWriteFailed,       // I/O error while writing (the previous checkpoint is intact)
+    kDiskFull,          // no space or quota while writing (the previous checkpoint is intact)
+    kMissing,           // no file at that path
+    kNotHdf5,           // the file does not start with HDF5's signature
+    kTruncated,         // HDF5 finds the file shorter than it was written
+    kDamaged,           // HDF5 cannot open it or its objects (metadata damaged)
+    kMissingAttribute,  // a required attribute or the state dataset is absent or malformed
+    kCorrupted,         // the state bytes do not match their checksum, or sizes disagree
+    kWrongClass,        // written for another actor class
+    kWrongBuild,        // written by another build of the program
+  };
+  CheckpointError(Kind kind, const std::string& file, const std::string& reason,
+                  const std::string& advice)
+      : Error("checkpoint file " + file + ": " + reason + (advice.empty() ? "" : ". " + advice)),
+        kind_(kind),
+        file_(file),
+        reason_(reason) {}
+  Kind kind() const { return kind_; }
+  const std::string& file() const { return file_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  Kind kind_;
+  std::string file_, reason_;
+};
 // Bad configuration: an unknown or malformed --weft-* flag or WEFT_* variable.
 class ConfigError : public Error {
  public:
