@@ -18,8 +18,8 @@
 #   hosts.sh sweep           remove leftovers of runs whose owner process is gone
 #
 # Every command but `up` and `sweep` acts on the run named by $WEFTDEV_HOSTS_STATE (the folder
-# `up` created). Names carry a per-run id, so concurrent runs never share a namespace, link or
-# file; addresses exist only inside the namespaces (the bridge has none), so two runs using the
+# `up` created); kill-host, partition, heal and pids also work when called inside a host. Names
+# carry a per-run id, so concurrent runs never share a namespace, link or file; addresses exist only inside the namespaces (the bridge has none), so two runs using the
 # same subnet cannot reach each other and nothing is routed off the machine. Needs root.
 set -euo pipefail
 
@@ -37,6 +37,13 @@ state() {
   S=$WEFTDEV_HOSTS_STATE
   ID=$(cat "$S/id")
   N=$(cat "$S/n")
+}
+
+# `ip` in the machine's network namespace, where the bridge and its ports are, also when called
+# from inside a host (a test's driver on h1 partitioning h2): `up` pins that namespace to a file.
+ip_machine() {
+  if [ "$(readlink /proc/self/ns/net)" = "$(cat "$S/machine-netns")" ]; then ip "$@"
+  else nsenter --net="$S/machine.net" ip "$@"; fi
 }
 
 ns_name() { echo "weft-$ID-$1"; }          # network namespace of host $1
@@ -101,6 +108,9 @@ cmd_up() {
   done
   N=$n
   echo "$ID" >"$S/id"; echo "$N" >"$S/n"; echo "${WEFTDEV_HOSTS_OWNER:-0}" >"$S/owner"
+  readlink /proc/self/ns/net >"$S/machine-netns"
+  touch "$S/machine.net"
+  mount --bind /proc/self/ns/net "$S/machine.net"  # before the holders, so that they see it
   export WEFTDEV_HOSTS_STATE=$S
   # Undo whatever was made when any step fails.
   UP_OK=0
@@ -175,11 +185,12 @@ cmd_down() {
         wait_gone "$pid"
       fi
     fi
-    kill_netns_procs "$(ns_name "$h")"
+    kill_host_procs "$h"
     ip netns del "$(ns_name "$h")" 2>/dev/null || true
     ip link del "$(port_name "$h")" 2>/dev/null || true  # deleting one end deletes the pair
   done
   ip link del "$(bridge_name)" 2>/dev/null || true
+  umount "$S/machine.net" 2>/dev/null || true
   rm -f "$REGISTRY/$ID"
   rm -rf "$S"
 }
@@ -192,17 +203,27 @@ wait_gone() {
   die "process $1 survives SIGKILL"
 }
 
-# SIGKILL every process in network namespace $1 until none is left (they may be forking).
-kill_netns_procs() {
-  local ns=$1 pids k
-  ip netns list | awk '{print $1}' | grep -qx "$ns" || return 0
+# The processes of host $1: those in its network namespace (one /proc scan, so it works from
+# inside a host as well).
+host_pids() {
+  local ino p; ino=$(cat "$S/$1.netns-ino")
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$ino" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+# SIGKILL every process of host $1 until none is left (they may be forking).
+kill_host_procs() {
+  local pids k
+  [ -f "$S/$1.netns-ino" ] || return 0
   for k in $(seq 50); do
-    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    pids=$(host_pids "$1")
     [ -z "$pids" ] && return 0
     kill -KILL $pids 2>/dev/null || true
     sleep 0.05
   done
-  die "processes of $ns survive SIGKILL: $(ip netns pids "$ns" | tr '\n' ' ')"
+  die "processes of $1 survive SIGKILL: $(host_pids "$1" | tr '\n' ' ')"
 }
 
 cmd_exec() {
@@ -226,21 +247,20 @@ cmd_list() {
 cmd_pids() {
   state
   check_host "$1"
-  ip netns pids "$(ns_name "$1")"
+  host_pids "$1"
 }
 
 cmd_kill_host() {
   state
   check_host "$1"
-  local ns; ns=$(ns_name "$1")
   # All at once: stop every process of the host, empty its /dev/shm, then SIGKILL them (holder
   # too; the tmpfs goes with the last process of its mount namespace).
-  local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+  local pids; pids=$(host_pids "$1")
   [ -z "$pids" ] || kill -STOP $pids 2>/dev/null || true
   if [ -f "$S/$1.holder" ] && [ -d "/proc/$(cat "$S/$1.holder")" ]; then
     nsenter -t "$(cat "$S/$1.holder")" -m -- find /dev/shm -mindepth 1 -delete 2>/dev/null || true
   fi
-  kill_netns_procs "$ns"
+  kill_host_procs "$1"
   rm -f "$S/$1.holder"
 }
 
@@ -248,13 +268,15 @@ cmd_restart_host() {
   state
   check_host "$1"
   [ ! -f "$S/$1.holder" ] || die "host $1 is up (kill-host it first)"
-  kill_netns_procs "$(ns_name "$1")"
+  [ "$(readlink /proc/self/ns/net)" = "$(cat "$S/machine-netns")" ] ||
+    die "restart-host runs in the machine's namespaces (the one 'up' ran in), not inside a host"
+  kill_host_procs "$1"
   start_holder "$1"
   ip link set "$(port_name "$1")" up
 }
 
-cmd_partition() { state; check_host "$1"; ip link set "$(port_name "$1")" down; }
-cmd_heal() { state; check_host "$1"; ip link set "$(port_name "$1")" up; }
+cmd_partition() { state; check_host "$1"; ip_machine link set "$(port_name "$1")" down; }
+cmd_heal() { state; check_host "$1"; ip_machine link set "$(port_name "$1")" up; }
 
 cmd_mpirun_flags() {
   state
@@ -267,7 +289,7 @@ cmd_mpirun_flags() {
 # names each run's owner PID; a run whose owner is gone (and is not a manual run, owner 0) goes.
 cmd_sweep() {
   [ -d "$REGISTRY" ] || return 0
-  local f owner dir
+  local f owner dir ns l k pids
   for f in "$REGISTRY"/*; do
     [ -f "$f" ] || continue
     read -r owner dir <"$f"
@@ -278,7 +300,12 @@ cmd_sweep() {
     else  # the state folder is gone too: remove by name
       ID=$(basename "$f")
       for ns in $(ip netns list | awk '{print $1}' | grep "^weft-$ID-h" || true); do
-        kill_netns_procs "$ns"; ip netns del "$ns" || true
+        for k in 1 2 3 4 5; do
+          pids=$(ip netns pids "$ns" 2>/dev/null || true)
+          [ -z "$pids" ] && break
+          kill -KILL $pids 2>/dev/null || true; sleep 0.1
+        done
+        ip netns del "$ns" || true
       done
       for l in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1 | grep "^wv$ID" || true); do
         ip link del "$l" 2>/dev/null || true

@@ -77,6 +77,10 @@ check "partitioned: h1 still reaches h3" reach "$A" h1 $prefix.3
 WEFTDEV_HOSTS_STATE=$A "$H" heal h2
 check "healed: h1 reaches h2 again" reach_soon "$A" h1 $prefix.2
 check "healed: h2 reaches h3 again" reach_soon "$A" h2 $prefix.3
+on "$A" h1 "$H" partition h2  # from inside a host, as a test's driver on h1 would
+check_not "partitioned from h1: h1 cannot reach h2" reach "$A" h1 $prefix.2
+on "$A" h1 "$H" heal h2
+check "healed from h1: h1 reaches h2 again" reach_soon "$A" h1 $prefix.2
 
 echo "# kill-host and restart-host"
 on "$A" h3 sh -c 'echo x >/dev/shm/weft-selftest-h3; (setsid sleep 1000 &); sleep 1000 & echo $!' \
@@ -98,6 +102,12 @@ WEFTDEV_HOSTS_STATE=$A "$H" restart-host h3
 check "restarted: h3 is called h3" test "$(on "$A" h3 hostname)" = h3
 check "restarted: h3's /dev/shm is empty (dropped with the host)" test -z "$(on "$A" h3 ls -A /dev/shm)"
 check "restarted: h1 reaches h3" reach_soon "$A" h1 $prefix.3
+"$agent" h3 'nohup sleep 1000 >/dev/null 2>&1 &'
+on "$A" h1 "$H" kill-host h3  # from inside a host, as a test's driver on h1 would
+check "killed from h1: no process of h3 remains" test -z "$(WEFTDEV_HOSTS_STATE=$A "$H" pids h3)"
+check_not "restart-host inside a host is refused" on "$A" h1 "$H" restart-host h3
+WEFTDEV_HOSTS_STATE=$A "$H" restart-host h3
+check "restarted again: h3 is called h3" test "$(on "$A" h3 hostname)" = h3
 
 echo "# a second run beside this one"
 B=$(WEFTDEV_HOSTS_OWNER=$$ "$H" up 2)

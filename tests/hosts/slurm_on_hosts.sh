@@ -4,8 +4,10 @@
 #   slurm_on_hosts.sh --mpi-probe MPI_PROBE [--weft-probe SHM_PROBE]
 # slurmctld runs in h1, one slurmd per host (NodeName=hI, NodeAddr=its address), munged on the
 # machine (its socket is a file, which every host sees). Slurm's PMIx plugin keeps per-step files
-# under TmpFS; TmpFS is the fixture's host-tmp folder, private to each host, so slurmd's of
-# different hosts no longer collide there (they did with several slurmd on one host).
+# under TmpFS; TmpFS is the fixture's host-tmp folder, private to each host. With one TmpFS shared
+# by the slurmd's (measured), every step across hosts fails ("task launch failed: Unspecified
+# error"), MpiDefault=pmix making even `srun hostname` a PMIx step: the collision NOTES.md saw
+# with several slurmd on one host. Each slurmd also has its own spool folder (%n).
 # Checks:
 #   1) sinfo shows every host idle;
 #   2) srun -N N --ntasks-per-node 2 hostname runs two tasks on each host;
