@@ -180,8 +180,7 @@ const Setting& declared(std::string_view key, std::initializer_list<SettingKind>
 
 const Config::Entry* Config::find(std::string_view key) const {
   auto it = values_.find(normalize(key));
-  if (it == values_.end() || it->second.value.empty()) return nullptr;
-  return &it->second;
+  return it == values_.end() ? nullptr : &it->second;
 }
 
 void Config::validate(const Setting& s, const Entry& e) const {
@@ -276,8 +275,10 @@ std::string Config::get(std::string_view key, std::string_view def) const {
   const Setting& s = declared(key, {});
   const Entry* e = find(key);
   if (!e) return std::string(def);
-  if (s.kind == SettingKind::kEnum) return parse_enum(s, e->value, e->source);
-  return e->value;
+  if (s.kind == SettingKind::kEnum) {
+    return e->value.empty() ? std::string(def) : parse_enum(s, e->value, e->source);
+  }
+  return e->value;  // a string setting given empty is empty (its reader decides what that means)
 }
 
 void Config::set(std::string_view key, std::string value) {
@@ -292,7 +293,7 @@ int64_t Config::get_int(std::string_view key, int64_t def) const {
       << "the default of " << key << " in the code (" << def << ") is not the declared one ("
       << s.default_value << ")";
   const Entry* e = find(key);
-  if (!e) return def;
+  if (!e || e->value.empty()) return def;
   const int64_t v = parse_int(s, e->value, e->source);
   check_range(s, static_cast<double>(v), e->value, e->source);
   return v;
@@ -304,7 +305,7 @@ double Config::get_double(std::string_view key, double def) const {
       << "the default of " << key << " in the code (" << def << ") is not the declared one ("
       << s.default_value << ")";
   const Entry* e = find(key);
-  if (!e) return def;
+  if (!e || e->value.empty()) return def;
   const double v = parse_double(s, e->value, e->source);
   check_range(s, v, e->value, e->source);
   return v;
@@ -316,7 +317,7 @@ bool Config::get_bool(std::string_view key, bool def) const {
       << "the default of " << key << " in the code (" << def << ") is not the declared one ("
       << s.default_value << ")";
   const Entry* e = find(key);
-  return e ? parse_bool(s, e->value, e->source) : def;
+  return e && !e->value.empty() ? parse_bool(s, e->value, e->source) : def;
 }
 
 int64_t Config::get_bytes(std::string_view key, int64_t def) const {
@@ -325,7 +326,7 @@ int64_t Config::get_bytes(std::string_view key, int64_t def) const {
       << "the default of " << key << " in the code (" << def << ") is not the declared one ("
       << s.default_value << ")";
   const Entry* e = find(key);
-  if (!e) return def;
+  if (!e || e->value.empty()) return def;
   const int64_t v =
       parse_bytes(e->value, "setting " + std::string(s.name) + " " + where(s.name, e->source));
   check_range(s, static_cast<double>(v), e->value, e->source);

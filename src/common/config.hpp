@@ -27,7 +27,8 @@ class Config {
 
   // Readers. `key` must be a declared setting of the matching kind (an internal check), and a
   // declared default must be the one the reader passes. A value that does not fit the setting
-  // throws ConfigError naming it. An empty value reads as unset.
+  // throws ConfigError naming it. An empty value reads as the default for every kind but
+  // strings (has() is true and get() returns "": the reader decides what empty means).
   bool has(std::string_view key) const;
   // The raw text (any kind); enum values come back lowercase and are checked against the set.
   std::string get(std::string_view key, std::string_view def) const;

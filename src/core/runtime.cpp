@@ -241,8 +241,8 @@ int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
     rt.emplace(&argc, &argv);
   } catch (const ConfigError& e) {
     if (!g_settings_rejected) throw;
-    // Every rank rejected the settings alike (read_settings) and MPI is finalized: one message,
-    // exit code 2 everywhere, no abort.
+    // Every rank stopped at read_settings' agreement, and MPI is finalized when Weft started it:
+    // one message (from the rank chosen there), exit code 2 everywhere, no abort.
     if (g_report_settings_error) std::fprintf(stderr, "[weft] error: %s\n", e.what());
     return 2;
   }

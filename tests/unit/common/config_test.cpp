@@ -193,12 +193,18 @@ TEST(Config, SetRejectsUnknownNamesAndReadsCheckValues) {
   EXPECT_TRUE(has(w, "'many'")) << w;
 }
 
-TEST(Config, AnEmptyValueReadsAsUnset) {
+TEST(Config, AnEmptyValueReadsAsTheDefaultExceptForStrings) {
   setenv("WEFT_VIRTUAL_NODES", "", 1);
+  setenv("WEFT_LOG_LEVEL", "", 1);
+  setenv("WEFT_NVLINK_DOMAIN", "", 1);
   Config c = Config::from_env();
   unsetenv("WEFT_VIRTUAL_NODES");
-  EXPECT_FALSE(c.has("virtual_nodes"));
+  unsetenv("WEFT_LOG_LEVEL");
+  unsetenv("WEFT_NVLINK_DOMAIN");
   EXPECT_EQ(c.get_int("virtual_nodes", 1), 1);
+  EXPECT_EQ(c.get("log_level", "warn"), "warn");
+  EXPECT_TRUE(c.has("nvlink_domain"));  // its reader rejects an empty name
+  EXPECT_EQ(c.get("nvlink_domain", "x"), "");
 }
 
 TEST(Config, ByteSizesAcceptTheUsualUnitSpellings) {
