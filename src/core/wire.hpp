@@ -117,9 +117,17 @@ inline void put_error(WireWriter& w, const detail::ErrorInfo& e) {
   w.put_str(e.function);
 }
 
+// A failure's kind must name an error: kNone would read as success where the receiver tests
+// `kind != kNone`, and an unknown value as a plain weft::Error.
 inline detail::ErrorInfo get_error(WireReader& r) {
   detail::ErrorInfo e;
-  e.kind = static_cast<detail::ErrorKind>(r.get<uint8_t>());
+  const auto kind = r.get<uint8_t>();
+  constexpr auto kLast = static_cast<uint8_t>(detail::ErrorKind::kStoreFull);
+  if (kind == static_cast<uint8_t>(detail::ErrorKind::kNone) || kind > kLast) {
+    throw SerializationError("error reply with error kind " + std::to_string(kind) +
+                             " (1 to " + std::to_string(kLast) + " expected)");
+  }
+  e.kind = static_cast<detail::ErrorKind>(kind);
   e.rank = r.get<int32_t>();
   e.type_name = r.get_str();
   e.message = r.get_str();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "net/limits.hpp"
 
@@ -54,6 +55,37 @@ inline std::string validate(const FrameHeader& h, size_t avail) {
   if (frame_bytes(h.len) > avail)
     return "frame length " + std::to_string(h.len) + " overruns the " + std::to_string(avail) +
            " bytes available";
+  return {};
+}
+
+// A batch (one UCX active message, ucx_messenger.cpp) is whole messages back to back, each one
+// First|Last frame padded to kFrameAlign. One writer and one reader, so both agree on it.
+inline void append_batched(std::vector<char>& batch, uint16_t type, const void* data,
+                           uint32_t len) {
+  const size_t at = batch.size();
+  batch.resize(at + frame_bytes(len));  // zeroed padding
+  const FrameHeader h = make_header(type, kFlagFirst | kFlagLast, len, len);
+  std::memcpy(batch.data() + at, &h, sizeof h);
+  if (len) std::memcpy(batch.data() + at + sizeof h, data, len);
+}
+
+// Calls fn(type, payload, len) for each message of a batch, in order. Returns an empty string when
+// the whole batch was valid, else why the frame where it stopped was refused (the rest is
+// dropped: a byte stream cannot be resynchronised).
+template <class Fn>
+std::string for_each_batched(const char* data, size_t len, Fn&& fn) {
+  size_t pos = 0;
+  while (pos < len) {
+    FrameHeader h;
+    if (len - pos < sizeof h) return "truncated frame header";
+    std::memcpy(&h, data + pos, sizeof h);
+    std::string why = validate(h, len - pos);
+    if (why.empty() && h.flags != (kFlagFirst | kFlagLast)) why = "fragment inside a batch";
+    if (why.empty() && h.aux != h.len) why = "whole message with total != length";
+    if (!why.empty()) return why;
+    fn(h.type, data + pos + sizeof h, static_cast<size_t>(h.len));
+    pos += frame_bytes(h.len);
+  }
   return {};
 }
 

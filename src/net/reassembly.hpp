@@ -1,9 +1,11 @@
 // Turns the frames of one sender into whole messages. A First|Last frame is delivered in place
 // (zero copy); fragments are appended to a per-sender buffer sized from the First frame's total.
 // Any inconsistency (a middle fragment with no first, a size beyond the announced total) drops
-// the partial message with a logged error that names the peer, never an overread.
+// the partial message with a logged error that names the peer, never an overread; memory grows
+// with the bytes received, not with the total a first fragment announces.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -26,6 +28,7 @@ class Reassembler {
   bool in_progress() const { return active_; }
 
  private:
+  static constexpr size_t kReserveBytes = size_t{4} << 20;
   bool fail(int peer, const std::string& why);
   bool active_ = false;
   uint16_t type_ = 0;
@@ -56,7 +59,9 @@ bool Reassembler::feed(int peer, const FrameHeader& h, const char* payload, Deli
     type_ = h.type;
     total_ = h.aux;
     buf_.clear();
-    buf_.reserve(total_);
+    // The total is the sender's word, up to 4 GiB from one 16-byte header: reserve at most what
+    // a few fragments bring, and let the buffer grow with the bytes that really arrive.
+    buf_.reserve(std::min(total_, kReserveBytes));
   } else if (!active_ || h.type != type_) {
     return fail(peer, "fragment without a first fragment");
   }

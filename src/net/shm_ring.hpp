@@ -92,6 +92,15 @@ size_t RingReader::drain(size_t max_frames, Fn&& fn, ErrFn&& on_error) {
     const size_t idx = pos & (cap_ - 1);
     const size_t to_end = cap_ - idx;
     const size_t visible = tail - pos;
+    // A correct writer keeps positions 16-aligned, so a header always fits before the end; a
+    // corrupt one may not have (an unaligned tail, adopted after it was reported): never read
+    // a header past the ring's end or past what is visible.
+    if (to_end < sizeof(FrameHeader) || visible < sizeof(FrameHeader)) {
+      on_error("frame header at ring offset " + std::to_string(idx) + " crosses the end of " +
+               (to_end < sizeof(FrameHeader) ? "the ring" : "the visible bytes"));
+      pos = tail;
+      break;
+    }
     // Copy the header out: the writer is another process and must not change it under us.
     FrameHeader h;
     std::memcpy(&h, data_ + idx, sizeof h);

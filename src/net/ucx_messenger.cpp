@@ -92,12 +92,7 @@ size_t UcxMessenger::flush(int dest, Outbox& out) {
     while (!out.empty() && out.front().len <= max_small &&
            ctx->batch.size() + frame_bytes(out.front().len) <= batch_bytes_) {
       const OutMessage& m = out.front();
-      const size_t at = ctx->batch.size();
-      ctx->batch.resize(at + frame_bytes(m.len));
-      const uint32_t len = static_cast<uint32_t>(m.len);
-      FrameHeader h = make_header(m.type, kFlagFirst | kFlagLast, len, len);
-      std::memcpy(ctx->batch.data() + at, &h, sizeof h);
-      if (m.len) std::memcpy(ctx->batch.data() + at + sizeof h, m.data.get(), m.len);
+      append_batched(ctx->batch, m.type, m.data.get(), static_cast<uint32_t>(m.len));
       out.pop_front();
       ++n;
     }
@@ -261,24 +256,14 @@ void UcxMessenger::deliver_am(int src, uint8_t kind, uint16_t type, const char* 
     deliver_(src, type, data, len);
     return;
   }
-  size_t pos = 0;
-  while (pos < len) {
-    FrameHeader h;
-    if (len - pos < sizeof h) {
-      WEFT_LOG(Error) << "net: truncated frame in a batch from rank " << src << "; rest dropped";
-      return;
-    }
-    std::memcpy(&h, data + pos, sizeof h);
-    std::string why = validate(h, len - pos);
-    if (why.empty() && h.flags != (kFlagFirst | kFlagLast)) why = "fragment inside a batch";
-    if (!why.empty()) {
-      WEFT_LOG(Error) << "net: bad frame from rank " << src << " (" << why
-                      << "); rest of batch dropped";
-      return;
-    }
-    ++delivered_;
-    deliver_(src, h.type, data + pos + sizeof h, h.len);
-    pos += frame_bytes(h.len);
+  const std::string why =
+      for_each_batched(data, len, [&](uint16_t type, const char* payload, size_t n) {
+        ++delivered_;
+        deliver_(src, type, payload, n);
+      });
+  if (!why.empty()) {
+    WEFT_LOG(Error) << "net: bad frame in a batch from rank " << src << " (" << why
+                    << "); rest of batch dropped";
   }
 }
 

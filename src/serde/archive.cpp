@@ -78,6 +78,12 @@ void throw_bad_variant_index(size_t index, size_t alternatives) {
                            " alternatives): corrupt input or another type");
 }
 
+void throw_bad_class_id(int id, int classes) {
+  throw SerializationError("class id " + std::to_string(id) + " of an object behind a pointer, " +
+                           "where only -1 (null) to " + std::to_string(classes) +
+                           " can appear (corrupt input or another type)");
+}
+
 void throw_bad_bool(unsigned value) {
   throw SerializationError("invalid bool byte " + std::to_string(value) +
                            " (corrupt input, or bytes of another type)");

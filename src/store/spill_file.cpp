@@ -103,7 +103,27 @@ H5Id file_access() {
   H5Pset_file_locking(fapl.get(), false, true);
   // HDF5 handles only metadata (the object's bytes go through pwrite/pread): no sieve buffer.
   H5Pset_sieve_buf_size(fapl.get(), 0);
+  // The 1.8+ format (superblock version >= 2) checksums the superblock and the object headers,
+  // so damaged metadata fails at open; read_spill_file refuses the older, unchecksummed one
+  // before HDF5 parses it (there, HDF5 1.10 trusts sizes it reads: a flipped byte made it ask
+  // for 47 TB, found by tests/fuzz spill_file).
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   return fapl;
+}
+
+// HDF5's signature at offset 0 (spill files have no user block) and the superblock version
+// after it: what this build writes, before HDF5 sees the file. Empty when it is; else why not.
+std::string check_superblock(int fd) {
+  constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[sizeof kSignature + 1] = {};
+  const ssize_t got = ::pread(fd, head, sizeof head, 0);
+  if (got != static_cast<ssize_t>(sizeof head) || std::memcmp(head, kSignature, sizeof kSignature))
+    return "spill file is not an HDF5 file (no HDF5 signature at its start)";
+  if (head[sizeof kSignature] < 2) {
+    return "spill file has HDF5 superblock version " + std::to_string(head[sizeof kSignature]) +
+           " (unchecksummed metadata; this build writes version 2 or later)";
+  }
+  return {};
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, const ObjectId& id,
@@ -222,6 +242,14 @@ void read_spill_file(const std::string& path, const ObjectId& id, std::span<std:
   init_hdf5_once();
   const uint64_t want = out.size();
   if (::access(path.c_str(), F_OK) != 0) fail("spill file is missing", path, id, want);
+  {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+      fail(std::string("cannot open spill file: ") + std::strerror(errno), path, id, want);
+    }
+    const std::string why = check_superblock(fd.get());
+    if (!why.empty()) fail(why, path, id, want);
+  }
   H5Id fapl = file_access();
   H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
   if (!file.ok()) fail("spill file is corrupted or not an HDF5 file", path, id, want);
@@ -256,7 +284,7 @@ void read_spill_file(const std::string& path, const ObjectId& id, std::span<std:
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
     fail(std::string("cannot open spill file: ") + std::strerror(errno), path, id, want);
   }
-  if (static_cast<uint64_t>(st.st_size) < at + size) {
+  if (static_cast<uint64_t>(st.st_size) < size || at > static_cast<uint64_t>(st.st_size) - size) {
     fail("spill file is truncated: " + std::to_string(st.st_size) + " bytes on disk, the data " +
              "ends at " + std::to_string(at + size),
          path, id, want);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <streambuf>
 #include <string>
+#include <vector>
 
 #include "weft/detail/serde_buffer.hpp"
 
@@ -24,6 +25,7 @@ inline constexpr unsigned kArchiveFlags = boost::archive::no_header | boost::arc
 
 [[noreturn]] void throw_bad_length(const char* what, size_t length, size_t left);
 [[noreturn]] void throw_bad_bool(unsigned value);
+[[noreturn]] void throw_bad_class_id(int id, int classes);
 
 // Appends everything Boost writes to a Buffer.
 class OutBuf final : public std::streambuf {
@@ -110,7 +112,31 @@ class IArchive
     Impl::load_override(t);
     if (static_cast<size_t>(t) > sb_.left()) throw_bad_length("collection size", t, sb_.left());
   }
+  // Class ids, read before each object loaded through a pointer. Boost 1.74 indexes its table of
+  // classes with them unchecked (a wrong one is a null or wild pointer there). A valid one is
+  // the null-pointer tag, a class already registered, or the next one. Boost registers a class
+  // at the first load_object of its serializer (every object that is not primitive comes
+  // through it, also one loaded behind a pointer), so counting distinct serializers there counts
+  // the classes: see load_object below.
+  void load_override(boost::archive::class_id_type& t) {
+    Impl::load_override(t);
+    const int id = static_cast<int>(t);
+    const int classes = static_cast<int>(serializers_.size());
+    if (id < -1 || id > classes) throw_bad_class_id(id, classes);
+  }
+  void load_override(boost::archive::class_id_reference_type& t) {
+    load_override(static_cast<boost::archive::class_id_type&>(t));
+  }
 
+ public:
+  // Hides basic_iarchive::load_object, which Boost's serializers call on the archive's own type.
+  void load_object(void* t, const boost::archive::detail::basic_iserializer& bis) {
+    if (std::find(serializers_.begin(), serializers_.end(), &bis) == serializers_.end())
+      serializers_.push_back(&bis);
+    boost::archive::detail::basic_iarchive::load_object(t, bis);
+  }
+
+ private:
   using Primitive::load;
   void load(std::string& s) {
     size_t n = 0;
@@ -128,6 +154,7 @@ class IArchive
   }
 
   InBuf& sb_;
+  std::vector<const void*> serializers_;  // distinct, in registration order (load_object)
 };
 
 }  // namespace weft::serde::detail

@@ -4,10 +4,11 @@
 // every type built only from standard types and raw values takes this path; a type that contains
 // anything with its own serialize goes through Boost as a whole (see weft/serialization.hpp).
 //
-// Wire format (native byte order): raw T = its bytes; sequence = u64 count + elements (raw
-// elements: one block); map/set = u64 count + entries; pair/tuple = members; optional = u8 flag +
-// value; variant = u32 index + alternative. Every element takes at least one byte, so a count is
-// rejected before allocation when it exceeds the bytes left.
+// Wire format (native byte order): raw T = its bytes (zeroes for an empty T); sequence = u64
+// count + elements (raw elements: one block); map/set = u64 count + entries; pair/tuple =
+// members; optional = u8 flag + value; variant = u32 index + alternative. Every element takes at
+// least min_bytes<E>() bytes, so a count is rejected before allocation when the bytes left cannot
+// hold that many elements.
 #pragma once
 
 #include <array>
@@ -46,6 +47,18 @@ struct hand : std::false_type {};
 
 template <class T>
 inline constexpr bool hand_v = is_raw<T>::value || hand<T>::value;
+
+// The fewest bytes any value of T encodes to. A count of elements is checked against the bytes
+// left divided by this, so that what a count makes the decoder reserve stays within a small
+// factor (sizeof / min_bytes) of the input's size, whatever the element type.
+template <class T>
+constexpr size_t min_bytes() {
+  if constexpr (is_raw<T>::value) {
+    return sizeof(T);
+  } else {
+    return hand<T>::kMinBytes;
+  }
+}
 
 // One value of a type with hand_v: raw bytes, or hand<T>.
 template <class T>
@@ -94,9 +107,12 @@ T decode_value(Reader& in) {
 // Contiguous sequences: raw elements are one block; others are encoded one by one.
 template <class Seq, class E, bool kDecodable>
 struct hand_sequence : std::bool_constant<hand_v<E>> {
+  static constexpr size_t kMinBytes = sizeof(uint64_t);
   static void encode(Buffer& out, const Seq& s) {
     encode_count(out, s.size());
-    if constexpr (is_raw<E>::value) {
+    if constexpr (is_raw<E>::value && std::is_empty_v<E>) {
+      out.grow(s.size() * sizeof(E));  // zeroes: an empty object's bytes are padding (below)
+    } else if constexpr (is_raw<E>::value) {
       out.append(s.data(), s.size() * sizeof(E));
     } else {
       for (const E& e : s) encode_one(out, e);
@@ -108,10 +124,18 @@ struct hand_sequence : std::bool_constant<hand_v<E>> {
     if constexpr (kDecodable) {
       if constexpr (is_raw<E>::value) {
         size_t n = decode_count(in, sizeof(E), "element count");
-        s.resize(n);  // resize before reading: the count was checked against the input
-        in.read(s.data(), n * sizeof(E));
+        // The count was checked against the input. One pass over the bytes when they are
+        // aligned for E (a value in the node store is): no zero-filling resize before the copy.
+        const char* p = in.skip(n * sizeof(E));
+        if (reinterpret_cast<uintptr_t>(p) % alignof(E) == 0) {
+          const E* first = reinterpret_cast<const E*>(p);
+          s.assign(first, first + n);
+        } else {
+          s.resize(n);
+          if (n) std::memcpy(static_cast<void*>(s.data()), p, n * sizeof(E));
+        }
       } else {
-        size_t n = decode_count(in, 1, "element count");
+        size_t n = decode_count(in, min_bytes<E>(), "element count");
         s.clear();
         s.reserve(n);
         for (size_t i = 0; i < n; ++i) s.push_back(decode_value<E>(in));
@@ -137,6 +161,7 @@ struct hand<std::span<T, N>> : hand_sequence<std::span<T, N>, std::remove_const_
 // std::array of non-raw elements (an array of raw elements is raw itself).
 template <class T, size_t N>
 struct hand<std::array<T, N>> : std::bool_constant<hand_v<T>> {
+  static constexpr size_t kMinBytes = N == 0 ? 1 : N * min_bytes<T>();
   static void encode(Buffer& out, const std::array<T, N>& a) {
     for (const T& e : a) encode_one(out, e);
   }
@@ -148,6 +173,7 @@ struct hand<std::array<T, N>> : std::bool_constant<hand_v<T>> {
 // Associative containers: count + entries, inserted at the end (sorted input inserts in O(1)).
 template <class C, class K, class V>
 struct hand_map : std::bool_constant<hand_v<K> && hand_v<V>> {
+  static constexpr size_t kMinBytes = sizeof(uint64_t);
   static void encode(Buffer& out, const C& m) {
     encode_count(out, m.size());
     for (const auto& [k, v] : m) {
@@ -156,7 +182,7 @@ struct hand_map : std::bool_constant<hand_v<K> && hand_v<V>> {
     }
   }
   static void decode(Reader& in, C& m) {
-    size_t n = decode_count(in, 2, "map size");
+    size_t n = decode_count(in, min_bytes<K>() + min_bytes<V>(), "map size");
     m.clear();
     if constexpr (requires { m.reserve(n); }) m.reserve(n);
     for (size_t i = 0; i < n; ++i) {
@@ -168,12 +194,13 @@ struct hand_map : std::bool_constant<hand_v<K> && hand_v<V>> {
 };
 template <class C, class K>
 struct hand_set : std::bool_constant<hand_v<K>> {
+  static constexpr size_t kMinBytes = sizeof(uint64_t);
   static void encode(Buffer& out, const C& s) {
     encode_count(out, s.size());
     for (const K& k : s) encode_one(out, k);
   }
   static void decode(Reader& in, C& s) {
-    size_t n = decode_count(in, 1, "set size");
+    size_t n = decode_count(in, min_bytes<K>(), "set size");
     s.clear();
     if constexpr (requires { s.reserve(n); }) s.reserve(n);
     for (size_t i = 0; i < n; ++i) s.emplace_hint(s.end(), decode_value<K>(in));
@@ -195,6 +222,7 @@ struct hand<std::unordered_set<K, H, E, A>> : hand_set<std::unordered_set<K, H, 
 
 template <class A, class B>
 struct hand<std::pair<A, B>> : std::bool_constant<hand_v<A> && hand_v<B>> {
+  static constexpr size_t kMinBytes = min_bytes<A>() + min_bytes<B>();
   static void encode(Buffer& out, const std::pair<A, B>& p) {
     encode_one(out, p.first);
     encode_one(out, p.second);
@@ -207,6 +235,7 @@ struct hand<std::pair<A, B>> : std::bool_constant<hand_v<A> && hand_v<B>> {
 
 template <class... Ts>
 struct hand<std::tuple<Ts...>> : std::bool_constant<(hand_v<Ts> && ...)> {
+  static constexpr size_t kMinBytes = sizeof...(Ts) == 0 ? 1 : (min_bytes<Ts>() + ... + 0);
   static void encode(Buffer& out, const std::tuple<Ts...>& t) {
     if constexpr (sizeof...(Ts) == 0) {
       const uint8_t marker = 0;  // one byte, like every element (see decode_count)
@@ -226,6 +255,7 @@ struct hand<std::tuple<Ts...>> : std::bool_constant<(hand_v<Ts> && ...)> {
 
 template <class T>
 struct hand<std::optional<T>> : std::bool_constant<hand_v<T>> {
+  static constexpr size_t kMinBytes = 1;
   static void encode(Buffer& out, const std::optional<T>& o) {
     const bool engaged = o.has_value();
     out.append(&engaged, 1);
@@ -245,6 +275,7 @@ struct hand<std::optional<T>> : std::bool_constant<hand_v<T>> {
 
 template <class... Ts>
 struct hand<std::variant<Ts...>> : std::bool_constant<(hand_v<Ts> && ...)> {
+  static constexpr size_t kMinBytes = sizeof(uint32_t);
   static void encode(Buffer& out, const std::variant<Ts...>& v) {
     const uint32_t index = static_cast<uint32_t>(v.index());  // npos (valueless) fails decode
     out.append(&index, sizeof index);
@@ -274,7 +305,11 @@ struct hand<std::variant<Ts...>> : std::bool_constant<(hand_v<Ts> && ...)> {
 
 template <class T>
 void encode_one(Buffer& out, const T& v) {
-  if constexpr (is_raw<T>::value) {
+  if constexpr (is_raw<T>::value && std::is_empty_v<T>) {
+    // The bytes of an empty object (std::monostate, std::tuple<>, tags) are padding, never
+    // written: copying them would send whatever the stack held. Zeroes instead, as many.
+    out.grow(sizeof(T));
+  } else if constexpr (is_raw<T>::value) {
     out.append(&v, sizeof(T));
   } else {
     hand<T>::encode(out, v);

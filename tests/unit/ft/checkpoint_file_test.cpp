@@ -292,6 +292,19 @@ TEST(CheckpointFile, NotHdf5AndEmptyFilesAreNamedAsSuch) {
   expect_error(file, Kind::kNotHdf5, "not a regular file");
 }
 
+// Weft writes superblock version 2 or later (checksummed metadata); an older one is refused
+// before HDF5 parses it (HDF5 1.10 trusts the sizes in the unchecksummed format).
+TEST(CheckpointFile, TheOldUncheckedHdf5FormatIsRefusedBeforeHdf5ReadsIt) {
+  TempDir d;
+  const auto file = written(d, pattern(64, 9));
+  auto bytes = file_bytes(file);
+  ASSERT_GT(bytes.size(), 8u);
+  EXPECT_GE(bytes[8], 2) << "superblock version";
+  bytes[8] = 0;
+  put_file_bytes(file, bytes);
+  expect_error(file, Kind::kNotHdf5, "superblock version 0, without checksums");
+}
+
 TEST(CheckpointFile, MissingFileIsKindMissing) {
   TempDir d;
   expect_error(d.path / "ctr.ckpt.h5", Kind::kMissing, "no checkpoint file exists");
@@ -302,8 +315,12 @@ TEST(CheckpointFile, MissingAttributeIsNamed) {
   TempDir d;
   const auto file = d.path / "damaged.ckpt.h5";
   {
-    hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    // In the format Weft writes (an older one is refused before its attributes are looked at).
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Fclose(f);
+    H5Pclose(fapl);
   }
   expect_error(file, Kind::kMissingAttribute, "no 'weft_checkpoint_format' attribute");
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -226,6 +227,48 @@ TEST(Reassembler, InconsistentFragmentsAreDropped) {
   EXPECT_TRUE(re.feed(1, make_header(1, kFlagFirst, 16, 32), buf, deliver));
   EXPECT_TRUE(re.feed(1, make_header(1, kFlagLast, 16, 0), buf, deliver));
   EXPECT_EQ(delivered, 1);
+}
+
+// A coalesced UCX batch: one writer (append_batched), one reader (for_each_batched).
+TEST(FrameBatch, WhatIsAppendedIsReadBackInOrder) {
+  std::vector<char> batch;
+  const std::string a = "first", c(100, 'c');
+  append_batched(batch, 3, a.data(), static_cast<uint32_t>(a.size()));
+  append_batched(batch, 4, nullptr, 0);
+  append_batched(batch, kBulkMessageType, c.data(), static_cast<uint32_t>(c.size()));
+  std::vector<std::pair<uint16_t, std::string>> got;
+  EXPECT_EQ(for_each_batched(batch.data(), batch.size(),
+                             [&](uint16_t type, const char* p, size_t n) {
+                               got.emplace_back(type, std::string(p, n));
+                             }),
+            "");
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0], std::make_pair(uint16_t{3}, a));
+  EXPECT_EQ(got[1], std::make_pair(uint16_t{4}, std::string()));
+  EXPECT_EQ(got[2], std::make_pair(kBulkMessageType, c));
+}
+
+TEST(FrameBatch, ABadFrameStopsTheBatchAndSaysWhy) {
+  std::vector<char> batch;
+  append_batched(batch, 3, "abc", 3);
+  const size_t second = batch.size();
+  append_batched(batch, 5, "defg", 4);
+  int delivered = 0;
+  auto count = [&](uint16_t, const char*, size_t) { ++delivered; };
+  // Cut inside the second frame's header, then inside its payload.
+  EXPECT_NE(for_each_batched(batch.data(), second + 8, count).find("truncated"),
+            std::string::npos);
+  EXPECT_NE(for_each_batched(batch.data(), batch.size() - 1, count).find("overruns"),
+            std::string::npos);
+  // A fragment, and a whole message whose total disagrees with its length.
+  FrameHeader h = make_header(5, kFlagFirst, 4, 8);
+  std::memcpy(batch.data() + second, &h, sizeof h);
+  EXPECT_NE(for_each_batched(batch.data(), batch.size(), count).find("fragment"),
+            std::string::npos);
+  h = make_header(5, kFlagFirst | kFlagLast, 4, 9);
+  std::memcpy(batch.data() + second, &h, sizeof h);
+  EXPECT_NE(for_each_batched(batch.data(), batch.size(), count).find("total"), std::string::npos);
+  EXPECT_EQ(delivered, 4);  // the first message of each of the four batches, nothing after
 }
 
 }  // namespace

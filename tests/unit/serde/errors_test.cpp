@@ -14,6 +14,12 @@
 #include <variant>
 #include <vector>
 
+#include <array>
+#include <boost/serialization/unique_ptr.hpp>
+#include <memory>
+#include <new>
+#include <tuple>
+
 #include "weft/serialization.hpp"
 
 namespace weft::serde {
@@ -265,6 +271,76 @@ TEST(SerdeErrors, ReaderChecksEveryRead) {
   in.read(&c, 1);
   EXPECT_EQ(c, 4);
   EXPECT_TRUE(in.done());
+}
+
+// A count is checked against the fewest bytes an element can take, not one byte per element:
+// otherwise a few KiB could make the decoder reserve gigabytes of large elements (found by
+// tests/fuzz serde_std: 9 bytes asked for 2.6 GB).
+TEST(SerdeErrors, ACountIsCheckedAgainstTheSmallestEncodingOfItsElements) {
+  using Row = std::array<std::string, 20000>;  // 625 KiB each, at least 156 KiB encoded
+  std::vector<char> bytes(sizeof(uint64_t) + 5000, 0);
+  overwrite<uint64_t>(bytes, 0, 4096);
+  std::string msg = decode_error<std::vector<Row>>(bytes);
+  EXPECT_NE(msg.find("element count 4096 is larger than"), std::string::npos) << msg;
+  overwrite<uint64_t>(bytes, 0, 1);
+  msg = decode_error<std::map<std::string, Row>>(bytes);
+  EXPECT_NE(msg.find("map size 1 is larger than"), std::string::npos) << msg;
+  // Values that fit still decode.
+  std::vector<std::array<std::string, 3>> small{{"a", "b", "c"}, {"", "", "d"}};
+  EXPECT_EQ(from_bytes<decltype(small)>(to_bytes(small)), small);
+}
+
+// An empty object's byte is padding nobody wrote: the encoding is a zero, not what the stack held
+// (found by tests/fuzz serde_std: std::tuple<> re-encoded to different bytes).
+TEST(SerdeErrors, EmptyValuesEncodeZeroesNotTheirPadding) {
+  alignas(std::monostate) unsigned char storage[sizeof(std::monostate)];
+  std::memset(storage, 0xAB, sizeof storage);
+  const auto* m = new (storage) std::monostate;  // default-initialised: its byte stays 0xAB
+  EXPECT_EQ(to_bytes(*m), std::vector<char>(sizeof(std::monostate), 0));
+  alignas(std::tuple<>) unsigned char t_storage[sizeof(std::tuple<>)];
+  std::memset(t_storage, 0xCD, sizeof t_storage);
+  const auto* t = new (t_storage) std::tuple<>;
+  EXPECT_EQ(to_bytes(*t), std::vector<char>(sizeof(std::tuple<>), 0));
+  std::vector<std::monostate> several(3);
+  std::memset(static_cast<void*>(several.data()), 0xEF, several.size());
+  const std::vector<char> bytes = to_bytes(several);
+  ASSERT_EQ(bytes.size(), sizeof(uint64_t) + 3);
+  EXPECT_EQ(std::vector<char>(bytes.begin() + sizeof(uint64_t), bytes.end()),
+            std::vector<char>(3, 0));
+}
+
+struct Owner {
+  std::unique_ptr<Tagged> first;
+  std::unique_ptr<Tagged> second;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    ar& first& second;
+  }
+};
+
+// Boost 1.74 indexes its class table with the class id before an object behind a pointer without
+// checking it; weft's archive does (found by tests/fuzz serde_archive: a null dereference inside
+// libboost_serialization). Every class-id-sized overwrite of the bytes is an error or a value,
+// never a crash.
+TEST(SerdeErrors, ACorruptClassIdBehindAPointerIsAnError) {
+  Owner o;
+  o.first = std::make_unique<Tagged>(Tagged{1, "one"});
+  o.second = std::make_unique<Tagged>(Tagged{2, "two"});
+  const std::vector<char> good = to_bytes(o);
+  ASSERT_EQ(from_bytes<Owner>(good).second->s, "two");
+  size_t class_id_errors = 0;
+  for (size_t at = 0; at + sizeof(int16_t) <= good.size(); ++at) {
+    for (int16_t id : {int16_t{-2}, int16_t{3}, int16_t{0x7000}}) {
+      std::vector<char> bad = good;
+      overwrite<int16_t>(bad, at, id);
+      try {
+        from_bytes<Owner>(bad);
+      } catch (const SerializationError& e) {
+        class_id_errors += std::string(e.what()).find("class id") != std::string::npos;
+      }
+    }
+  }
+  EXPECT_GT(class_id_errors, 0u);
 }
 
 }  // namespace
