@@ -45,20 +45,35 @@ class ActorHandle {
                       std::is_base_of_v<typename detail::FunctionTraits<M>::Class, T>,
                   "method of another class");
     if (!ref_.id.valid()) throw Error("call on an empty ActorHandle");
+    if (ref_.rank < 0) ref_.rank = detail::actor_rank_known(ref_);  // straight there once known
     return MethodCaller<T, M>(ref_, m);
   }
   const ActorId& id() const { return ref_.id; }
-  int rank() const { return ref_.rank; }
+  // The rank hosting the actor. remote() returns before the actor is placed, so this may wait
+  // for its placement (not its constructor); ActorDiedError, with the reason, if it never will be.
+  int rank() const {
+    if (ref_.rank < 0 && ref_.id.valid()) ref_.rank = detail::actor_rank(ref_);
+    return ref_.rank;
+  }
+  // Ready once the actor is constructed. Fails with ActorDiedError, with the reason, when it
+  // never will be: no rank can host it, its group is INFEASIBLE or REMOVED, its name is taken,
+  // or its constructor threw. Calls through the handle fail the same way.
+  ObjectRef<void> ready() const {
+    if (!ref_.id.valid()) throw Error("ready() on an empty ActorHandle");
+    return ObjectRef<void>(detail::submit_actor_call(ref_, detail::actor_ready_method(), {}));
+  }
   const detail::ActorRef& ref() const { return ref_; }
   bool valid() const { return ref_.id.valid(); }
 
   template <class Archive>
   void serialize(Archive& ar, unsigned) {
+    // Sent with its rank when known here, so the receiver need not ask the creator.
+    if (ref_.id.valid() && ref_.rank < 0) ref_.rank = detail::actor_rank_known(ref_);
     ar& ref_.id.creator& ref_.id.seq& ref_.rank& ref_.class_id;
   }
 
  private:
-  detail::ActorRef ref_;
+  mutable detail::ActorRef ref_;  // the rank is filled in once rank() learns it
 };
 
 template <class T>
@@ -69,8 +84,10 @@ class ActorCreator {
     opts_ = std::move(o);
     return *this;
   }
-  // Places the actor on a rank with room and starts constructing it there. Calls made before
-  // construction ends wait for it; a failed constructor fails them with ActorDiedError.
+  // Returns the handle at once, as in Ray; the actor is placed on a rank with room and
+  // constructed there meanwhile. Calls made before construction ends wait for it. Errors of
+  // placement and construction surface on every call (ActorDiedError with the reason) and in
+  // ActorHandle::ready().
   ActorHandle<T> remote() {
     if (detail::ActorClass<T>::id == 0) detail::throw_class_not_registered(typeid(T));
     return ActorHandle<T>(

@@ -56,21 +56,22 @@ class View {
 
  private:
   template <class E>
-  friend View<E> detail_make_view(std::shared_ptr<const detail::Payload> pin, const ObjectId& id);
+  friend View<E> detail_make_view(std::shared_ptr<const detail::Payload> pin, const ObjectId* id);
   std::shared_ptr<const detail::Payload> pin_;
   const T* data_ = nullptr;
   size_t size_ = 0;
 };
 
+// `id`: the object, named in the error; null for a call's argument (the caller names it).
 template <class E>
-View<E> detail_make_view(std::shared_ptr<const detail::Payload> pin, const ObjectId& id) {
+View<E> detail_make_view(std::shared_ptr<const detail::Payload> pin, const ObjectId* id) {
   uint64_t n = 0;
   const size_t bytes = pin->size();
   if (bytes >= sizeof n) std::memcpy(&n, pin->data(), sizeof n);
   if (bytes < sizeof n || (bytes - sizeof n) / sizeof(E) != n || (bytes - sizeof n) % sizeof(E))
-    throw SerializationError("get_view: " + id.str() + " does not hold a sequence of " +
-                             std::to_string(sizeof(E)) + "-byte elements (" +
-                             std::to_string(bytes) + " bytes)");
+    throw SerializationError((id ? "get_view: " + id->str() : std::string("the value")) +
+                             " does not hold a sequence of " + std::to_string(sizeof(E)) +
+                             "-byte elements (" + std::to_string(bytes) + " bytes)");
   View<E> v;
   v.data_ = reinterpret_cast<const E*>(pin->data() + sizeof n);
   v.size_ = static_cast<size_t>(n);
@@ -79,12 +80,27 @@ View<E> detail_make_view(std::shared_ptr<const detail::Payload> pin, const Objec
 }
 
 namespace detail {
+// A remote function's parameter that views its argument in place: View<E> or
+// std::span<const E> (call_args.hpp, registry.hpp).
+template <class P>
+struct view_param : std::false_type {};
+template <class E>
+struct view_param<View<E>> : std::true_type {
+  using element = E;
+};
+template <class E>
+struct view_param<std::span<const E>> : std::true_type {
+  using element = E;
+};
+}  // namespace detail
+
+namespace detail {
 template <class E>
 View<E> view_of(const StatePtr& s, std::chrono::nanoseconds timeout) {
   check_ref(s);
   if (!s->done() && !wait_done(s, timeout)) throw_get_timeout(s->id, timeout);
   if (s->status() == ObjectStatus::kFailed) throw_error(*s);
-  return detail_make_view<E>(read_payload(*s), s->id);
+  return detail_make_view<E>(read_payload(*s), &s->id);
 }
 }  // namespace detail
 

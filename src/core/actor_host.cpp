@@ -70,10 +70,16 @@ void EventLoop::handle_actor_call(int src, const char* data, size_t len) {
   if (!c.skip) c.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments
   auto [p, n] = r.rest();
   c.args.assign(p, p + n);
+  if (!c.skip && fetch_stored_args(id, c)) return;  // its stored arguments pinned first
+  route_call(id, std::move(c));
+}
+
+void EventLoop::route_call(const ActorId& id, ActorCallItem c) {
   auto it = actors_.find(id);
   if (it == actors_.end()) {
     // A handle passed to another rank can call before the creator's message got here.
-    orphan_calls_[id].emplace_back(src, std::move(c));
+    const int caller = c.caller;
+    orphan_calls_[id].emplace_back(caller, std::move(c));
     return;
   }
   accept_call(*it->second, std::move(c));
@@ -107,7 +113,8 @@ void EventLoop::pump_actor(ActorInstance& a) {
       ctx.placement = &placement;
       std::vector<StatePtr> contained;
       detail::ErrorInfo e =
-          invoke_registered(rank_, c.method, obj.get(), c.args, ctx, out, "method", &contained);
+          invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out, "method",
+                            &contained);
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();
@@ -188,3 +195,19 @@ void EventLoop::handle_kill_actor(const char* data, size_t len) {
 }
 
 }  // namespace weft::core
+
+namespace weft::detail {
+namespace {
+// ActorHandle::ready(): a call that runs nothing. It queues behind the constructor like any call,
+// so it completes once the actor is alive, and fails as any call does when it never will be.
+void invoke_ready(void*, const CallArgs&, serde::Buffer&) {}
+}  // namespace
+
+uint64_t actor_ready_method() {
+  static const char key = 0;
+  static const uint64_t id =
+      register_function(&key, sizeof key, "weft::ActorHandle::ready", &invoke_ready, 1);
+  return id;
+}
+
+}  // namespace weft::detail

@@ -275,6 +275,8 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->need = l.to_need(opts, false);
   call->strategy = core::to_strategy(opts);
   call->name = opts.name;
+  call->max_retries = opts.max_retries;
+  call->retry_exceptions = opts.retry_exceptions;
   core::set_placement(*call, opts);
   core::ExecContext* parent = core::current_exec();
   call->depth = parent ? parent->depth + 1 : 0;
@@ -298,16 +300,27 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
   call->opts = opts;
-  StatePtr reply = call->result;
-  ActorRef early = call->actor;
-  // In a group not CREATED yet: the handle leaves now, without a rank (core/pg_actors.cpp).
-  if (core::submit_unplaced_actor(l, call)) return early;
-  post_submit(l, call);
+  ActorRef handle = call->actor;
+  // The handle leaves now, without a rank: placement, the name and the constructor follow on the
+  // loop, and their errors reach every call and ActorHandle::ready() (core/unplaced_actors.cpp).
+  core::submit_actor_creation(l, call);
+  return handle;
+}
+
+int actor_rank_known(const ActorRef& actor) {
+  return actor.rank >= 0 ? actor.rank : loop().placed_rank(actor.id);
+}
+
+int actor_rank(const ActorRef& actor) {
+  if (actor.rank >= 0) return actor.rank;
+  EventLoop& l = loop();
+  StatePtr reply = reply_slot(l);
+  l.post([actor, reply](EventLoop& loop) { loop.await_actor_rank(actor, reply); });
   wait_done(reply, std::chrono::nanoseconds(-1));
   if (reply->status() == ObjectStatus::kFailed) throw_error(*reply);
-  ActorRef r;
-  std::memcpy(&r, reply->payload->data() + 1, sizeof r);
-  return r;
+  int32_t rank = -1;
+  std::memcpy(&rank, reply->payload->data(), sizeof rank);
+  return rank;
 }
 
 StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args) {

@@ -1,4 +1,5 @@
 #include "core/event_loop.hpp"
+#include "weft/detail/runtime_api.hpp"
 
 #include <immintrin.h>
 
@@ -38,11 +39,13 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       load_(topo.size, 0),
       reserved_(topo.size),
       actors_placed_(topo.size, 0),
-      total_(ranks[topo.rank].total),
+      gate_(topo.rank, ranks[topo.rank].total, rank_gpu_ids(ranks[topo.rank])),
       steal_(topo.rank, topo.node_of_rank, config_us(cfg, "steal_delay_us", 200),
              std::chrono::milliseconds(50)),
       affinity_logged_(topo.num_nodes, 0),
-      pg_(ranks, topo.rank) {}
+      pg_(ranks, topo.rank) {
+  detail::actor_ready_method();  // registered on every rank before any actor can be called
+}
 
 EventLoop::~EventLoop() {
   if (thread_.joinable()) {

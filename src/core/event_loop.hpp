@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -22,11 +23,15 @@
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
+#include "core/exec_gate.hpp"
+#include "core/exec_item.hpp"
+#include "core/invoke.hpp"
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
 #include "core/pg_state.hpp"
 #include "core/refcount.hpp"
 #include "core/steal_planner.hpp"
+#include "core/unplaced_actor.hpp"
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
 #include "head/actor_directory.hpp"
@@ -42,13 +47,6 @@ namespace weft::core {
 class EventLoop;
 using Command = std::function<void(EventLoop&)>;
 
-// Where a task or an actor may run (TaskOptions/ActorOptions::scheduling_strategy).
-struct Strategy {
-  sched::Policy policy = sched::Policy::kDefault;
-  int node = -1;      // kNodeAffinity: the node id
-  bool soft = false;  // kNodeAffinity: elsewhere when that node has no room now
-  bool hard_affinity() const { return policy == sched::Policy::kNodeAffinity && !soft; }
-};
 Strategy to_strategy(const detail::SubmitOptions& o);
 
 // A task, actor creation or actor call that its submitter holds until its ref arguments exist.
@@ -69,28 +67,26 @@ struct PendingCall {
   int pg_target = -1;              // the bundle's rank, once the group is known (pg_client.cpp)
   Strategy strategy;
   std::string name;                // tasks: TaskOptions::name, for errors and logs
+  int max_retries = 0;             // tasks: TaskOptions::max_retries (-1: without limit)
+  bool retry_exceptions = false;   // tasks: TaskOptions::retry_exceptions
 };
 
-// Work that runs on this rank's pool, gated by its resources.
-struct ExecItem {
-  enum class Kind : uint8_t { kTask, kActorCreate };
-  Kind kind = Kind::kTask;
-  int owner = -1;                  // who gets the result
-  ObjectId ret;                    // tasks
-  uint64_t fn_id = 0;              // function or class
+// What a task's owner keeps while the task may still be retried (task_retry.cpp).
+struct RetrySpec {
+  ExecItem item;            // as sent: the arguments and the refs they hold
+  int left = 0;             // retries left; -1: without limit
+  bool exceptions = false;  // retry_exceptions
+  std::vector<int> ranks;   // where each attempt ran
+  std::string attempts_text() const;  // "3 attempts, on ranks 1, 2, 1"
+};
+
+// A task this rank submitted, until its result arrives: where it runs, whether the submitter's
+// slot view counts it, and its spec while it may be retried.
+struct InFlight {
+  int rank;
+  bool reserved;
   sched::ResourceSet need;
-  std::vector<char> args;          // untagged-resolved argument block
-  ActorId actor;                   // creations
-  int max_concurrency = 1;
-  std::string name;
-  // Nesting depth of the submitting task. The gate admits deeper work first, so nested
-  // tasks run depth-first and a task blocked in get() waits on a short chain, not a whole level.
-  uint32_t depth = 0;
-  PgContext placement;             // its group and bundle; gpus filled when admitted
-  sched::GpuGrant grant;           // GPU devices held while it runs
-  std::vector<StatePtr> holds;     // refs inside `args`, alive (with their credits) until it ends
-  Strategy strategy;               // tasks: a hard node affinity limits who may steal it
-  bool local_only = false;         // its stored arguments were pulled to this node: not stolen
+  std::unique_ptr<RetrySpec> retry;
 };
 
 struct ActorCallItem {
@@ -100,6 +96,7 @@ struct ActorCallItem {
   ObjectId ret;
   bool skip = false;               // the caller failed it already (an argument failed)
   std::vector<char> args;
+  ArgPins pins;                    // its kStored arguments, pinned (stored_args.cpp)
   std::vector<StatePtr> holds;     // refs inside `args`, alive until the call ends
 };
 
@@ -210,6 +207,11 @@ class EventLoop : public net::MessageSink {
   std::optional<std::string> affinity_infeasible(const PendingCall& call) const;
   std::vector<std::pair<int, uint64_t>> arg_bytes_by_rank(const PendingCall& call) const;
   void handle_task_moved(int src, const char* data, size_t len);
+  // task_retry.cpp: the spec kept for retries; sending it again to a live rank (false: no
+  // retry left, or no live rank can run it); the end of the final error.
+  void keep_for_retry(const PendingCall& call, const ExecItem& item, int target);
+  bool retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why);
+  std::string retry_note(const InFlight& f, bool system_failure) const;
   // kSubmitTask to `dest` (submit_wire.hpp), once the owners of the refs it carries counted it.
   void send_submit(int dest, ExecItem item);
   void dispatch_actor_create(std::unique_ptr<PendingCall> call);
@@ -228,10 +230,13 @@ class EventLoop : public net::MessageSink {
   void handle_get_object(int src, const char* data, size_t len);
   void handle_object_value(int src, const char* data, size_t len);
   void reply_object(int dest, const ObjectState& s);
-  std::vector<char> resolve_args(const PendingCall& call);
+  // The block to send: ref entries become their values, or with `stored_by_location` (tasks)
+  // the locations of values in a node store (stored_args.cpp).
+  std::vector<char> resolve_args(const PendingCall& call, bool stored_by_location);
 
   // executor.cpp
-  void enqueue_exec(ExecItem item);
+  void enqueue_exec(ExecItem item);  // its stored arguments pinned first, then queue_exec
+  void queue_exec(ExecItem item);    // into the gate, and whatever may start now starts
   void start_ready_exec();
   void start_exec(ExecItem item);
   // stored >= 0: the value is a primary of that size in this node's store (store_result).
@@ -241,12 +246,9 @@ class EventLoop : public net::MessageSink {
   void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
                    const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});
   void handle_submit_task(int src, const char* data, size_t len);
-  void push_exec(ExecItem item);  // into the gate's queue, counted if others may steal it
-  ExecItem take_exec(std::deque<ExecItem>& level, size_t i);  // out of the queue, uncounted
 
   // work stealing between gates (work_stealing.cpp; the protocol: steal_planner.hpp)
   size_t steal_tick(std::chrono::steady_clock::time_point now);
-  bool stealable(const ExecItem& item) const;
   bool stealable_by(const ExecItem& item, int thief) const;
   void handle_backlog(int src, const char* data, size_t len);
   void handle_steal_request(int src, const char* data, size_t len);
@@ -255,6 +257,7 @@ class EventLoop : public net::MessageSink {
   // actor_host.cpp
   void handle_create_actor(int src, const char* data, size_t len);
   void handle_actor_call(int src, const char* data, size_t len);
+  void route_call(const ActorId& id, ActorCallItem call);  // to its actor, or held as an orphan
   void handle_kill_actor(const char* data, size_t len);
   void actor_created(const ActorId& id, std::shared_ptr<void> obj, detail::ErrorInfo err);
   void accept_call(ActorInstance& a, ActorCallItem call);
@@ -278,8 +281,12 @@ class EventLoop : public net::MessageSink {
                    PulledFn done);
   void finish_pull(const ObjectId& id, const std::string& error);
   void await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline);
-  std::vector<char> resolve_task_args(const PendingCall& call);
+  // Executor: opens or pulls the item's kStored arguments, pins them, then queues the task (or
+  // hands the call to its actor); false when it has none (stored_args.cpp).
   bool fetch_stored_args(ExecItem& item);
+  bool fetch_stored_args(const ActorId& actor, ActorCallItem& call);
+  using PinnedFn = std::function<void(ArgPins pins, detail::ErrorInfo error)>;
+  void pin_stored(std::vector<detail::StoredArg> stored, PinnedFn then);
   void send_stored_result(int owner, const ObjectId& ret, size_t size,
                           std::vector<StatePtr> contained = {});
   bool reply_stored(int dest, const ObjectState& s);
@@ -320,7 +327,15 @@ class EventLoop : public net::MessageSink {
   void handle_pg_update(const char* data, size_t len);
   void handle_pg_reservations(const char* data, size_t len);
   void apply_pg_update(WireReader& r);
-  // actors created before their group was CREATED (pg_actors.cpp)
+  // actors whose handle left before they had a rank: all of them (unplaced_actors.cpp)
+ public:
+  // Completes `reply` with the actor's rank (an int) once placed, or fails it (ActorDiedError).
+  void await_actor_rank(const detail::ActorRef& a, StatePtr reply);
+  void submit_creation(const ActorId& id, std::unique_ptr<PendingCall> call);
+  // Any thread: the rank of an actor this rank has learnt the placement of, else -1.
+  int placed_rank(const ActorId& id) const;
+ private:
+  void unknown_to_creator(UnplacedActor& u);  // its creator has no record of it
   bool resolve_unplaced(std::unique_ptr<PendingCall>& call);  // false: parked or failed
   bool unplaced_skip(PendingCall& call);  // true: send the skip to call.actor.rank now
   void kill_unplaced(const detail::ActorRef& a);
@@ -336,13 +351,11 @@ class EventLoop : public net::MessageSink {
   void handle_pg_prepared(int src, const char* data, size_t len);
   void handle_pg_freed();
   void pg_flush(head::PgOutbox& out);
-  // bundle host side: ledger and executor gate (pg_bundles.cpp)
-  enum class Admit { kRun, kWait, kReject };
-  Admit gate_admit(ExecItem& item);
+  // bundle host side: the two-phase reservation on the gate (pg_bundles.cpp)
+  // What work held goes back to the gate (and the head hears of it if it waits for room).
   void gate_release(const sched::ResourceSet& need, const PgContext& p,
                     const sched::GpuGrant& grant);
-  void reject_exec(ExecItem item);
-  void start_ready_pg();
+  void reject_exec(ExecItem item);  // work of a group removed from this rank
   void handle_pg_prepare(int src, const char* data, size_t len);
   void handle_pg_commit(const char* data, size_t len);
   void handle_pg_rollback(const char* data, size_t len);
@@ -378,7 +391,6 @@ class EventLoop : public net::MessageSink {
   // Long-lived reservations this rank knows of (bundles of groups it follows): a task must fit
   // beside them, not merely in the rank's total, or it would wait at its target for ever.
   std::vector<sched::ResourceSet> reserved_;
-  struct InFlight { int rank; bool reserved; sched::ResourceSet need; };
   std::unordered_map<ObjectId, InFlight> inflight_;
   std::unordered_map<ObjectId, int> calls_inflight_;  // actor call result → the actor's rank
   std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting
@@ -388,9 +400,7 @@ class EventLoop : public net::MessageSink {
   uint64_t request_seq_ = 1;
 
   // --- executor state (loop thread) ---
-  sched::ResourceSet total_, used_;
-  std::map<uint32_t, std::deque<ExecItem>, std::greater<>> exec_queue_;  // by depth, deepest first
-  uint32_t stealable_queued_ = 0;  // items in exec_queue_ another rank may take
+  ExecGate gate_;  // this rank's resources, its bundles, and the work waiting for them
   StealPlanner steal_;
   std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
 
@@ -408,9 +418,13 @@ class EventLoop : public net::MessageSink {
   RefcountState refcount_;
   std::vector<char> refcount_dead_;  // ranks declared failed
 
+  // --- actors whose handles carry no rank yet (unplaced_actors.cpp) ---
+  std::unordered_map<ActorId, UnplacedActor> unplaced_;
+  mutable std::mutex placed_mu_;                  // guards placed_, read by user threads
+  std::unordered_map<ActorId, int> placed_;       // ranks learnt for rank-less handles
+
   // --- placement groups (every rank; the head's manager on rank 0) ---
   PgRankState pg_;
-  std::deque<ExecItem> pg_queue_;  // work inside bundles: never queued behind plain work
 };
 
 // The loop of the running runtime (null when none).

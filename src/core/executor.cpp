@@ -1,5 +1,6 @@
-// The executing side: a resource gate in front of the worker pool. Items wait here, in arrival
-// order, until this rank has the resources they need; a task blocked in get() lends its CPU slot.
+// The executing side: work arrives (kSubmitTask, or this rank's own), waits in the gate
+// (exec_gate.hpp) until this rank has the resources it needs, and runs on the pool or inline
+// (loop_turns.cpp); its result goes back to its owner.
 #include <cxxabi.h>
 
 #include <cstring>
@@ -55,7 +56,7 @@ detail::ErrorInfo run_guarded(int rank, const std::string& function,
 }
 
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
-                                    const std::vector<char>& args, ExecContext ctx,
+                                    const detail::CallArgs& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,
                                     std::vector<detail::StatePtr>* contained,
                                     const std::string& name) {
@@ -79,7 +80,7 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
     detail::RefCollector collect(contained);
     const std::string label = name.empty() ? std::string() : task_label(fe->name, name);
     e = run_guarded(rank, name.empty() ? fe->name : label,  // no copy of the name per task
-                    [&] { fe->invoke(self, args.data(), args.size(), out); });
+                    [&] { fe->invoke(self, args, out); });
   }
   current_exec() = prev;
   if (contained) detail::dedupe_refs(*contained);
@@ -96,48 +97,21 @@ void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
 }
 
 void EventLoop::enqueue_exec(ExecItem item) {
-  if (item.kind == ExecItem::Kind::kTask && fetch_stored_args(item)) return;  // pulled first
-  if (item.placement.pg != 0) {  // bundles have their own reservations: their own queue
-    pg_queue_.push_back(std::move(item));
-    start_ready_pg();
-    return;
-  }
-  push_exec(std::move(item));
+  if (item.kind == ExecItem::Kind::kTask && fetch_stored_args(item)) return;  // pinned first
+  queue_exec(std::move(item));
+}
+
+void EventLoop::queue_exec(ExecItem item) {
+  gate_.push(std::move(item));
   start_ready_exec();
 }
 
-void EventLoop::push_exec(ExecItem item) {
-  if (stealable(item)) ++stealable_queued_;
-  exec_queue_[item.depth].push_back(std::move(item));
-}
-
-ExecItem EventLoop::take_exec(std::deque<ExecItem>& level, size_t i) {
-  auto at = level.begin() + static_cast<std::ptrdiff_t>(i);
-  ExecItem item = std::move(*at);
-  level.erase(at);
-  if (stealable(item)) --stealable_queued_;
-  return item;
-}
-
 void EventLoop::start_ready_exec() {
-  if (!pg_queue_.empty()) start_ready_pg();
-  // Deepest first; arrival order within a depth. A level whose first item does not fit does
-  // not block shallower levels that do.
-  bool started = true;
-  while (started) {
-    started = false;
-    for (auto it = exec_queue_.begin(); it != exec_queue_.end(); ++it) {
-      Admit admit = gate_admit(it->second.front());  // accounts for what it takes
-      if (admit == Admit::kWait) continue;
-      ExecItem item = take_exec(it->second, 0);
-      if (it->second.empty()) exec_queue_.erase(it);
-      if (admit == Admit::kReject)
-        reject_exec(std::move(item));
-      else
-        start_exec(std::move(item));
-      started = true;
-      break;
-    }
+  // Until nothing more may start: an actor creation whose actor died meanwhile gives its
+  // resources back at once, which may admit more.
+  for (ExecGate::Ready r = gate_.take_ready(); !r.empty(); r = gate_.take_ready()) {
+    for (ExecItem& item : r.rejected) reject_exec(std::move(item));
+    for (ExecItem& item : r.run) start_exec(std::move(item));
   }
 }
 
@@ -167,7 +141,7 @@ void EventLoop::start_exec(ExecItem item) {
         ExecContext* prev = current_exec();
         current_exec() = &ctx;
         e = run_guarded(rank_, name + " constructor",
-                        [&] { obj = ce->construct(item.args.data(), item.args.size()); });
+                        [&] { obj = ce->construct(call_args(item.args)); });
         current_exec() = prev;
       }
       post([id = item.actor, obj = std::move(obj), e = std::move(e)](EventLoop& l) mutable {
@@ -184,7 +158,8 @@ void EventLoop::start_exec(ExecItem item) {
     ctx.placement = &item.placement;
     std::vector<StatePtr> contained;
     detail::ErrorInfo e =
-        invoke_registered(rank_, item.fn_id, nullptr, item.args, ctx, out, "function", &contained,
+        invoke_registered(rank_, item.fn_id, nullptr, call_args(item.args, item.pins), ctx, out,
+                          "function", &contained,
                           item.name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
@@ -231,10 +206,10 @@ void EventLoop::send_result(int owner, const ObjectId& ret, bool ok,
 }
 
 void EventLoop::release_cpu(double cpus) {
-  used_ -= sched::ResourceSet{{"CPU", cpus}};
+  gate_.lend_cpu(cpus);
   start_ready_exec();
 }
 
-void EventLoop::acquire_cpu(double cpus) { used_ += sched::ResourceSet{{"CPU", cpus}}; }
+void EventLoop::acquire_cpu(double cpus) { gate_.reclaim_cpu(cpus); }
 
 }  // namespace weft::core

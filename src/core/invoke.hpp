@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/exec_context.hpp"
+#include "weft/detail/arg_block.hpp"
 #include "weft/detail/object_state.hpp"
 #include "weft/serialization.hpp"
 
@@ -28,9 +29,15 @@ inline std::string task_label(const std::string& function, const std::string& na
 }
 
 detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
-                                    const std::vector<char>& args, ExecContext ctx,
+                                    const detail::CallArgs& args, ExecContext ctx,
                                     serde::Buffer& out, const char* what,
                                     std::vector<detail::StatePtr>* contained,
                                     const std::string& name = {});
+
+// A call's argument block and the stored values its kStored entries name, pinned (in order).
+using ArgPins = std::vector<std::shared_ptr<const detail::Payload>>;
+inline detail::CallArgs call_args(const std::vector<char>& block, const ArgPins& pins = {}) {
+  return {block.data(), block.size(), pins.data(), pins.size()};
+}
 
 }  // namespace weft::core

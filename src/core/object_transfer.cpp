@@ -37,11 +37,11 @@ detail::ErrorInfo pull_error(detail::ErrorKind kind, int rank, const std::string
   return e;
 }
 
+}  // namespace
+
 detail::ErrorInfo lost_error(int rank, const std::string& msg) {
   return pull_error(detail::ErrorKind::kObjectLost, rank, msg);
 }
-
-}  // namespace
 
 int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
                      detail::ErrorInfo& err) {
@@ -367,141 +367,6 @@ void EventLoop::handle_pull_done(int src, const char* data, size_t len) {
   auto id = r.get<ObjectId>();
   auto it = xfer().lent.find(std::make_pair(src, id));
   if (it != xfer().lent.end()) xfer().lent.erase(it);
-}
-
-// --- large ref arguments ----------------------------------------------------------------------
-// A ref argument whose value lies in a store travels as (tag 2, id, holder, size) instead of its
-// bytes; the executor pulls it into its own node's store (nothing to pull on the holder's node)
-// on the loop, then copies it into the argument block and queues the task, so no pool thread
-// waits on the network. The owner keeps the refs until the task's result arrives.
-
-namespace {
-constexpr char kTagInline = 0, kTagStored = 2;
-struct StoredArg {
-  ObjectId id;
-  int32_t holder;
-  uint64_t size;
-};
-}  // namespace
-
-std::vector<char> EventLoop::resolve_task_args(const PendingCall& call) {
-  bool any = false;
-  for (const auto& r : call.refs)
-    any |= r->status() == detail::ObjectStatus::kReady &&
-           dynamic_cast<const StorePayload*>(r->payload.get()) != nullptr;
-  if (!any) return resolve_args(call);
-  std::vector<char> out;
-  serde::Reader in(call.args.data(), call.args.size());
-  size_t next_ref = 0;
-  auto append = [&out](const void* p, size_t n) {
-    out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
-  };
-  while (!in.done()) {
-    char tag;
-    in.read(&tag, 1);
-    if (tag == kTagInline) {
-      uint64_t n;
-      in.read(&n, sizeof n);
-      append(&tag, 1);
-      append(&n, sizeof n);
-      append(in.skip(n), n);
-      continue;
-    }
-    const StatePtr& r = call.refs.at(next_ref++);
-    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) {
-      StoredArg a{r->id, sp->holder(), sp->size()};
-      append(&kTagStored, 1);
-      append(&a, sizeof a);
-    } else {
-      uint64_t n = r->payload ? r->payload->size() : 0;
-      append(&kTagInline, 1);
-      append(&n, sizeof n);
-      if (n) append(r->payload->data(), n);
-    }
-  }
-  xfer().arg_holds[call.result->id] = call.refs;
-  return out;
-}
-
-bool EventLoop::fetch_stored_args(ExecItem& item) {
-  struct Fetch {
-    ExecItem item;
-    std::vector<StoredArg> args;
-    std::vector<std::shared_ptr<const detail::Payload>> got;
-    size_t missing = 0;
-    detail::ErrorInfo error;
-  };
-  std::vector<StoredArg> stored;
-  serde::Reader in(item.args.data(), item.args.size());
-  while (!in.done()) {
-    char tag;
-    in.read(&tag, 1);
-    if (tag == kTagStored) {
-      StoredArg a;
-      in.read(&a, sizeof a);
-      stored.push_back(a);
-    } else {
-      uint64_t n;
-      in.read(&n, sizeof n);
-      in.skip(n);
-    }
-  }
-  if (stored.empty()) return false;
-  auto f = std::make_shared<Fetch>();
-  f->item = std::move(item);
-  f->args = stored;
-  f->got.resize(stored.size());
-  f->missing = stored.size();
-  auto finish = [this, f] {
-    if (f->error.kind != detail::ErrorKind::kNone) {
-      send_result(f->item.owner, f->item.ret, false, {}, f->error);
-      return;
-    }
-    std::vector<char> out;
-    serde::Reader in(f->item.args.data(), f->item.args.size());
-    size_t k = 0;
-    try {
-      while (!in.done()) {
-        char tag;
-        in.read(&tag, 1);
-        const char* p;
-        uint64_t n;
-        std::shared_ptr<const detail::Payload> pin;  // keeps a store object in place while copied
-        if (tag == kTagStored) {
-          in.skip(sizeof(StoredArg));
-          pin = open_payload(f->got[k++]);
-          p = pin->data();
-          n = pin->size();
-        } else {
-          in.read(&n, sizeof n);
-          p = in.skip(n);
-        }
-        size_t at = out.size();
-        out.resize(at + 1 + sizeof n + n);
-        out[at] = kTagInline;
-        std::memcpy(out.data() + at + 1, &n, sizeof n);
-        if (n) std::memcpy(out.data() + at + 1 + sizeof n, p, n);
-      }
-    } catch (const std::exception& e) {
-      send_result(f->item.owner, f->item.ret, false, {}, lost_error(rank_, e.what()));
-      return;
-    }
-    f->item.args = std::move(out);
-    f->item.local_only = true;  // its arguments were pulled to this node: not stolen
-    enqueue_exec(std::move(f->item));
-  };
-  for (size_t i = 0; i < stored.size(); ++i) {
-    const StoredArg& a = stored[i];
-    pull_object(a.id, a.holder, a.size, /*owner_record=*/false,
-                [f, i, finish](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
-                  if (p)
-                    f->got[i] = std::move(p);
-                  else if (f->error.kind == detail::ErrorKind::kNone)
-                    f->error = std::move(e);
-                  if (--f->missing == 0) finish();
-                });
-  }
-  return true;
 }
 
 // --- freeing ----------------------------------------------------------------------------------

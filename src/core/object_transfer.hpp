@@ -46,4 +46,7 @@ struct TransferTable {
 int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
                      detail::ErrorInfo& err);
 
+// ObjectLostError's ErrorInfo, raised on `rank`.
+detail::ErrorInfo lost_error(int rank, const std::string& msg);
+
 }  // namespace weft::core

@@ -1,8 +1,8 @@
 // When a peer is declared dead (EventLoop::on_peer_failed, reported by the transport), the work
 // that waits on it fails now with a typed error instead of waiting forever — Ray's silent hang
 // is what this file exists to prevent (DESIGN §6):
-//  * tasks this rank submitted that were running there: ObjectLostError (Weft does not retry
-//    tasks yet);
+//  * tasks this rank submitted that were running there: sent again to a live rank while their
+//    max_retries allows (task_retry.cpp), else ObjectLostError saying how many attempts ran;
 //  * calls to actors hosted there, in flight or made later: ActorDiedError;
 //  * borrowed objects that rank owned and this rank is still waiting for, or asks for later:
 //    OwnerDiedError (objects fate-share with their owner).
@@ -26,13 +26,19 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
     if (f.rank == rank) tasks.push_back(id);
   for (const auto& [id, r] : calls_inflight_)
     if (r == rank) calls.push_back(id);
+  size_t retried = 0;
   for (const auto& id : tasks) {
-    on_result(rank, id, false, nullptr, 0,
-              detail::ErrorInfo{.kind = detail::ErrorKind::kObjectLost,
-                                .rank = rank,
-                                .message = "the task producing " + id.str() + " was running on " +
-                                           rank_failed(rank, reason) +
-                                           "; Weft does not retry tasks yet: submit it again"});
+    InFlight& f = inflight_.at(id);
+    detail::ErrorInfo e{.kind = detail::ErrorKind::kObjectLost,
+                        .rank = rank,
+                        .message = "the task producing " + id.str() + " was running on " +
+                                   rank_failed(rank, reason)};
+    if (f.retry && retry_task(f, id, e)) {  // task_retry.cpp: on a live rank again
+      ++retried;
+      continue;
+    }
+    e.message += retry_note(f, /*system_failure=*/true);
+    on_result(rank, id, false, nullptr, 0, std::move(e));
   }
   for (const auto& id : calls) {
     on_result(rank, id, false, nullptr, 0,
@@ -47,7 +53,8 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
       objects_.collect([rank](const ObjectState& s) { return s.id.owner == rank && !s.done(); });
   for (const auto& s : orphans) fail_owner_died(s);
   if (!tasks.empty() || !calls.empty() || !orphans.empty())
-    WEFT_LOG(Warn) << "rank " << rank << " is gone: failed " << tasks.size() << " task(s), "
+    WEFT_LOG(Warn) << "rank " << rank << " is gone: retried " << retried << " task(s), failed "
+                   << tasks.size() - retried << " task(s), "
                    << calls.size() << " actor call(s) and " << orphans.size()
                    << " borrowed object(s) waiting on it";
 }

@@ -1,10 +1,7 @@
-// The bundle host's side of placement groups: this rank's PgLedger answers the head's two-phase
-// reservation, and the executor gate draws tasks and actors of a group from their bundle's
-// reservation (and its GPU devices) instead of the rank's free pool.
-//
-// Accounting: a prepared bundle adds its whole reservation to `used_`, so plain work cannot take
-// it; work inside the bundle is counted by the ledger only. Plain work's GPUs come from the
-// ledger too (device ids), so bundles and plain tasks never share a device by accident.
+// The bundle host's side of placement groups: the head's two-phase reservation (prepare, commit,
+// rollback, release) answered by this rank's gate (exec_gate.hpp: its ledger of bundles and
+// devices), which draws tasks and actors of a group from their bundle's reservation instead of
+// the rank's free pool.
 #include <cmath>
 
 #include "common/log.hpp"
@@ -12,16 +9,6 @@
 #include "weft/detail/registry.hpp"
 
 namespace weft::core {
-namespace {
-
-sched::ResourceSet gpu_part(const sched::ResourceSet& need) {
-  sched::ResourceSet g;
-  if (int64_t u = need.units("GPU"); u > 0) g.set_units("GPU", u);
-  return g;
-}
-
-}  // namespace
-
 std::vector<int> rank_gpu_ids(const sched::RankInfo& info) {
   if (!info.gpu_ids.empty()) return info.gpu_ids;
   int64_t units = info.total.units("GPU");
@@ -31,74 +18,15 @@ std::vector<int> rank_gpu_ids(const sched::RankInfo& info) {
   return ids;
 }
 
-PgRankState::PgRankState(const std::vector<sched::RankInfo>& ranks, int rank)
-    : ledger(rank, ranks[rank].total, rank_gpu_ids(ranks[rank])) {
+PgRankState::PgRankState(const std::vector<sched::RankInfo>& ranks, int rank) {
   if (rank == 0) head = std::make_unique<head::PgManager>(ranks);
 }
 
 PgRankState::~PgRankState() = default;
 
-EventLoop::Admit EventLoop::gate_admit(ExecItem& item) {
-  if (item.placement.pg == 0) {
-    if (!item.need.fits_beside(used_, total_)) return Admit::kWait;
-    sched::ResourceSet gpus = gpu_part(item.need);
-    if (!gpus.empty()) {
-      std::optional<sched::GpuGrant> g = pg_.ledger.acquire(gpus);
-      if (!g) return Admit::kWait;
-      item.grant = *g;
-      item.placement.gpus = g->device_ids();
-    }
-    used_ += item.need;
-    return Admit::kRun;
-  }
-  // Inside a group: the bundle asked for, or any of the group's bundles on this rank with room.
-  const uint64_t pg = item.placement.pg;
-  bool exists = false;
-  auto lo = pg_.local.lower_bound({pg, item.placement.bundle < 0 ? INT32_MIN : item.placement.bundle});
-  for (auto it = lo; it != pg_.local.end() && it->first.first == pg; ++it) {
-    if (item.placement.bundle >= 0 && it->first.second != item.placement.bundle) break;
-    exists = true;
-    // Not yet committed: the head's commit is still on its way (the submitter heard CREATED
-    // first, on another channel). Wait for it.
-    if (!it->second.committed) continue;
-    std::optional<sched::GpuGrant> g = pg_.ledger.acquire_in_bundle(pg, it->first.second, item.need);
-    if (!g) continue;
-    item.placement.bundle = it->first.second;
-    item.grant = *g;
-    item.placement.gpus = g->device_ids();
-    return Admit::kRun;
-  }
-  return exists ? Admit::kWait : Admit::kReject;
-}
-
-void EventLoop::start_ready_pg() {
-  // Every waiting item is tried, not only the first: items of different bundles (or groups)
-  // do not wait for each other.
-  for (auto it = pg_queue_.begin(); it != pg_queue_.end();) {
-    Admit admit = gate_admit(*it);
-    if (admit == Admit::kWait) {
-      ++it;
-      continue;
-    }
-    ExecItem item = std::move(*it);
-    it = pg_queue_.erase(it);
-    if (admit == Admit::kReject)
-      reject_exec(std::move(item));
-    else
-      start_exec(std::move(item));
-  }
-}
-
 void EventLoop::gate_release(const sched::ResourceSet& need, const PgContext& p,
                              const sched::GpuGrant& grant) {
-  if (p.pg == 0) {
-    used_ -= need;
-    if (!grant.empty()) pg_.ledger.release(gpu_part(need), grant);
-  } else {
-    pg_.ledger.release_in_bundle(p.pg, p.bundle, need, grant);
-  }
-  if (pg_.tell_head_when_freed) {
-    pg_.tell_head_when_freed = false;
+  if (gate_.release(need, p, grant)) {  // a prepare was refused here: the head waits for room
     serde::Buffer b;
     WireWriter w(b);
     send(0, Msg::kPgFreed, b);
@@ -127,22 +55,7 @@ void EventLoop::handle_pg_prepare(int src, const char* data, size_t len) {
   uint64_t pg = r.get<uint64_t>();
   int32_t bundle = r.get<int32_t>();
   sched::ResourceSet need = sched::ResourceSet::from_bytes(r.get_str());
-  sched::PgLedger::Prepared p;
-  auto key = std::make_pair(pg, static_cast<int>(bundle));
-  if (pg_.local.count(key)) {
-    p = pg_.ledger.prepare(pg, bundle, need);  // a retried message: the same answer
-  } else if (!(used_ + need).fits_in(total_)) {
-    // The ledger knows bundles and GPUs; plain tasks and actors running now are in used_.
-    p.why = "rank " + std::to_string(rank_) + " is busy: " + need.str() + " needed, " +
-            (total_ - used_).str() + " free now";
-  } else {
-    p = pg_.ledger.prepare(pg, bundle, need);
-    if (p.ok) {
-      used_ += need;
-      pg_.local[key] = LocalBundle{need, false};
-    }
-  }
-  if (!p.ok) pg_.tell_head_when_freed = true;
+  sched::PgLedger::Prepared p = gate_.prepare(pg, bundle, need);
   serde::Buffer b;
   WireWriter w(b);
   w.put<uint64_t>(pg);
@@ -156,40 +69,19 @@ void EventLoop::handle_pg_prepare(int src, const char* data, size_t len) {
 
 void EventLoop::handle_pg_commit(const char* data, size_t len) {
   WireReader r(data, len);
-  uint64_t pg = r.get<uint64_t>();
-  pg_.ledger.commit(pg);
-  for (auto it = pg_.local.lower_bound({pg, INT32_MIN});
-       it != pg_.local.end() && it->first.first == pg; ++it)
-    it->second.committed = true;
+  gate_.commit(r.get<uint64_t>());
   start_ready_exec();  // work that arrived before the commit
 }
 
 void EventLoop::handle_pg_rollback(const char* data, size_t len) {
   WireReader r(data, len);
-  uint64_t pg = r.get<uint64_t>();
-  pg_.ledger.rollback(pg);
-  for (auto it = pg_.local.lower_bound({pg, INT32_MIN});
-       it != pg_.local.end() && it->first.first == pg;) {
-    if (it->second.committed) {
-      ++it;
-      continue;
-    }
-    used_ -= it->second.need;
-    it = pg_.local.erase(it);
-  }
+  gate_.rollback(r.get<uint64_t>());
   start_ready_exec();
 }
 
 void EventLoop::handle_pg_release(const char* data, size_t len) {
   WireReader r(data, len);
-  uint64_t pg = r.get<uint64_t>();
-  // Work running in the group's bundles finishes; its releases find no bundle and are no-ops.
-  pg_.ledger.remove(pg);
-  for (auto it = pg_.local.lower_bound({pg, INT32_MIN});
-       it != pg_.local.end() && it->first.first == pg;) {
-    used_ -= it->second.need;
-    it = pg_.local.erase(it);
-  }
+  gate_.remove(r.get<uint64_t>());  // running work finishes; its releases are no-ops
   start_ready_exec();  // queued work of the group is rejected there; plain work may fit now
 }
 

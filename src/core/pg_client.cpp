@@ -118,22 +118,32 @@ void EventLoop::handle_pg_reservations(const char* data, size_t len) {
 void EventLoop::apply_pg_update(WireReader& r) {
   uint64_t id = r.get<uint64_t>();
   if (r.get<uint8_t>() == 0) return;
-  PgCacheEntry& e = pg_.cache[id];
-  e.known = true;
-  sched::PgState before = e.state;
-  e.state = static_cast<sched::PgState>(r.get<uint8_t>());
-  e.reason = r.get_str();
-  e.bundles.resize(r.get<uint32_t>());
-  for (auto& x : e.bundles) x = sched::ResourceSet::from_bytes(r.get_str());
-  e.locations.resize(r.get<uint32_t>());
-  for (auto& l : e.locations) {
+  // Read whole before the cache changes: a message that does not decode changes nothing.
+  const uint8_t state = r.get<uint8_t>();
+  if (state > static_cast<uint8_t>(sched::PgState::kRemoved))
+    throw SerializationError("placement group update with state " + std::to_string(state));
+  std::string reason = r.get_str();
+  std::vector<sched::ResourceSet> bundles(r.get_count(sizeof(uint32_t), "pg update bundles"));
+  for (auto& x : bundles) x = sched::ResourceSet::from_bytes(r.get_str());
+  std::vector<sched::BundleLocation> locations(
+      r.get_count(5 * sizeof(int32_t), "pg update locations"));
+  for (auto& l : locations) {
     l.bundle = r.get<int32_t>();
     l.rank = r.get<int32_t>();
     l.node = r.get<int32_t>();
     l.nvlink_domain = r.get<int32_t>();
-    l.gpu_ids.resize(r.get<uint32_t>());
+    l.gpu_ids.resize(r.get_count(sizeof(int32_t), "pg update gpu ids"));
     for (auto& g : l.gpu_ids) g = r.get<int32_t>();
+    if (l.rank < 0 || l.rank >= size_)
+      throw SerializationError("placement group update names rank " + std::to_string(l.rank));
   }
+  PgCacheEntry& e = pg_.cache[id];
+  e.known = true;
+  sched::PgState before = e.state;
+  e.state = static_cast<sched::PgState>(state);
+  e.reason = std::move(reason);
+  e.bundles = std::move(bundles);
+  e.locations = std::move(locations);
   // This submitter's dispatch view stops offering a created group's bundles to plain tasks,
   // and offers them again once it is gone.
   if ((before == sched::PgState::kCreated) != (e.state == sched::PgState::kCreated)) {

@@ -368,18 +368,22 @@ void throw_class_not_registered(const std::type_info& type) {
               ", constructor argument types...) at global namespace scope");
 }
 
-void read_arg_slice(serde::Reader& in, size_t index, const char** data, size_t* len) {
-  char tag;
-  uint64_t n;
+std::pair<const char*, size_t> arg_bytes(ArgReader& in, const CallArgs& args, size_t index,
+                                         size_t* next_pin, std::shared_ptr<const Payload>* pin) {
+  ArgEntry e;
   try {
-    in.read(&tag, 1);
-    in.read(&n, sizeof n);
-    *data = in.skip(n);
-  } catch (const std::exception& e) {
-    throw_arg_decode_error(index, current_function_name(), e.what());
+    e = in.next();
+  } catch (const std::exception& x) {
+    throw_arg_decode_error(index, current_function_name(), x.what());
   }
-  if (tag != 0) throw_arg_decode_error(index, current_function_name(), "unresolved ref argument");
-  *len = n;
+  if (e.tag == ArgTag::kInline) return {e.data, static_cast<size_t>(e.size)};
+  if (e.tag != ArgTag::kStored || *next_pin >= args.num_pins)
+    throw_arg_decode_error(index, current_function_name(),
+                           e.tag == ArgTag::kRef ? "unresolved ref argument"
+                                                 : "a stored argument that was not opened");
+  const std::shared_ptr<const Payload>& p = args.pins[(*next_pin)++];
+  if (pin) *pin = p;
+  return {p->data(), p->size()};
 }
 
 void throw_arg_decode_error(size_t index, const char* function, const char* why) {

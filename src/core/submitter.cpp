@@ -84,34 +84,6 @@ void EventLoop::on_ready_call(std::unique_ptr<PendingCall> call) {
   }
 }
 
-std::vector<char> EventLoop::resolve_args(const PendingCall& call) {
-  if (call.refs.empty()) return call.args;
-  std::vector<char> out;
-  serde::Reader in(call.args.data(), call.args.size());
-  size_t next_ref = 0;
-  while (!in.done()) {
-    char tag;
-    in.read(&tag, 1);
-    const char* p;
-    uint64_t n;
-    std::shared_ptr<const detail::Payload> payload;  // pins a store-backed value while copied
-    if (tag == 0) {
-      in.read(&n, sizeof n);
-      p = in.skip(n);
-    } else {
-      payload = open_payload(call.refs.at(next_ref++)->payload);
-      p = payload ? payload->data() : nullptr;
-      n = payload ? payload->size() : 0;
-    }
-    size_t at = out.size();
-    out.resize(at + 1 + sizeof n + n);
-    out[at] = 0;
-    std::memcpy(out.data() + at + 1, &n, sizeof n);
-    if (n) std::memcpy(out.data() + at + 1 + sizeof n, p, n);
-  }
-  return out;
-}
-
 Strategy to_strategy(const detail::SubmitOptions& o) {
   Strategy s;
   if (o.strategy == 1) s.policy = sched::Policy::kSpread;
@@ -158,7 +130,7 @@ int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st)
   // ever run it; that rank's gate queues it, and an idle rank may steal it from there.
   const int node_index = st.hard_affinity() ? view_.node_index(st.node) : -1;
   auto allowed = [&](int r) {
-    return node_index < 0 || view_.node_of(r) == node_index;
+    return !owner_gone(r) && (node_index < 0 || view_.node_of(r) == node_index);
   };
   int target = -1;
   double best_load = 0;
@@ -199,11 +171,14 @@ int EventLoop::choose_target(const PendingCall& call, bool* reserved, std::strin
   req.arg_bytes_by_rank = arg_bytes_by_rank(call);
   // A slot free now, as far as this submitter knows (what it has running or queued per rank).
   int target = sched::pick_rank(req, dispatch_view_, rank_);
+  if (target >= 0 && owner_gone(target)) target = -1;  // failed: only live ranks get work
   if (target >= 0 && call.need.fits_beside(reserved_[target], view_.info(target).total)) {
     dispatch_view_.allocate(target, call.need);
     *reserved = true;
   } else {
     target = pick_overflow(call.need, st);
+    if (target < 0)
+      *infeasible = "every rank that could run it (" + call.need.str() + ") has failed";
   }
   if (target >= 0 && st.policy == sched::Policy::kNodeAffinity && st.soft &&
       view_.info(target).node != st.node) {
@@ -252,7 +227,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   item.ret = call->result->id;
   item.fn_id = call->fn_id;
   item.need = call->need;
-  item.args = resolve_task_args(*call);  // large refs travel as locations
+  item.args = resolve_args(*call, /*stored_by_location=*/true);  // stored_args.cpp
   item.depth = call->depth;
   item.placement = call->placement;
   item.strategy = call->strategy;
@@ -266,6 +241,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(target);
   }
   detail::dedupe_refs(item.holds);
+  keep_for_retry(*call, item, target);  // task_retry.cpp
   if (target == rank_) return enqueue_exec(std::move(item));
   send_submit(target, std::move(item));
 }
@@ -295,25 +271,37 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
   --load_[f.rank];
   ++load_[to];
   f.rank = to;
-  if (owner_gone(to))
-    on_result(to, id, false, nullptr, 0,
-              detail::ErrorInfo{.kind = detail::ErrorKind::kObjectLost,
-                                .rank = to,
-                                .message = "the task producing " + id.str() + " moved to rank " +
-                                           std::to_string(to) + ", which has failed"});
+  if (f.retry) f.retry->ranks.back() = to;  // the attempt runs there now
+  if (owner_gone(to)) {
+    detail::ErrorInfo e{.kind = detail::ErrorKind::kObjectLost,
+                        .rank = to,
+                        .message = "the task producing " + id.str() + " moved to rank " +
+                                   std::to_string(to) + ", which has failed"};
+    if (f.retry && retry_task(f, id, e)) return;  // task_retry.cpp
+    e.message += retry_note(f, /*system_failure=*/true);
+    on_result(to, id, false, nullptr, 0, std::move(e));
+  }
 }
 
 void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
                           detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored,
                           std::vector<StatePtr> contained) {
-  if (xfer_) xfer_->arg_holds.erase(id);  // the task is over: its stored arguments may go
   if (auto it = inflight_.find(id); it != inflight_.end()) {
+    InFlight& f = it->second;
+    // From an attempt the owner gave up on when its rank was declared failed: the task runs
+    // elsewhere now, and only that attempt's result counts.
+    if (src != f.rank && src != rank_ && owner_gone(src)) return;
+    if (!ok && f.retry && err.kind == detail::ErrorKind::kTask && f.retry->exceptions) {
+      if (retry_task(f, id, err)) return;  // task_retry.cpp
+      err.message += retry_note(f, /*system_failure=*/false);
+    }
     if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
     --load_[it->second.rank];
     inflight_.erase(it);
   } else if (!calls_inflight_.empty()) {
     calls_inflight_.erase(id);
   }
+  if (xfer_) xfer_->arg_holds.erase(id);  // the task is over: its stored arguments may go
   if (StatePtr s = objects_.find(id)) {
     if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
       try {
@@ -419,7 +407,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   e.function = detail::class_name(call->fn_id);
   if (call->actor.rank < 0) {  // first pass: place it
     for (const auto& r : call->refs) add_contained(call->contained, *r);  // refs in ref values
-    call->args = resolve_args(*call);
+    call->args = resolve_args(*call, /*stored_by_location=*/false);
     call->refs.clear();
     if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
     auto never = [&](const std::string& why) {
@@ -488,7 +476,7 @@ int EventLoop::place_actor(const PendingCall& call) {
     for (int i = 0; i < size_; ++i) {
       int r = (rank_ + i) % size_;
       if (on_node && view_.node_of(r) != node) continue;
-      if (!call.need.fits_in(view_.info(r).total)) continue;
+      if (owner_gone(r) || !call.need.fits_in(view_.info(r).total)) continue;
       if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
     }
     return best;
@@ -507,7 +495,7 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   if (call->actor.rank < 0 && !resolve_unplaced(call)) return;  // pg_actors.cpp
   if (owner_gone(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
   calls_inflight_.emplace(call->result->id, call->actor.rank);
-  std::vector<char> args = resolve_args(*call);
+  std::vector<char> args = resolve_args(*call, /*stored_by_location=*/true);
   std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these
   for (const auto& r : call->refs) add_contained(contained, *r);
   detail::dedupe_refs(contained);

@@ -16,7 +16,7 @@
 
 namespace weft::core {
 
-inline constexpr uint8_t kWireVersion = 3;
+inline constexpr uint8_t kWireVersion = 4;
 
 enum class Msg : uint16_t {
   kSubmitTask = 1,     // owner → executor: run a task
@@ -98,6 +98,15 @@ class WireReader {
     uint32_t n = get<uint32_t>();
     const char* p = r_.skip(n);
     return std::string(p, n);
+  }
+  // A count of items that each take at least `min_bytes` after it: refused when the rest of the
+  // message cannot hold that many, so a corrupt count never sizes an allocation.
+  uint32_t get_count(size_t min_bytes, const char* what) {
+    const uint32_t n = get<uint32_t>();
+    if (min_bytes != 0 && n > r_.remaining() / min_bytes)
+      throw SerializationError(std::string(what) + ": a count of " + std::to_string(n) +
+                               " where " + std::to_string(r_.remaining()) + " bytes are left");
+    return n;
   }
   // The rest of the message.
   std::pair<const char*, size_t> rest() {

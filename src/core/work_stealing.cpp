@@ -10,12 +10,8 @@
 
 namespace weft::core {
 
-bool EventLoop::stealable(const ExecItem& item) const {
-  return item.kind == ExecItem::Kind::kTask && item.placement.pg == 0;
-}
-
 bool EventLoop::stealable_by(const ExecItem& item, int thief) const {
-  if (!stealable(item)) return false;
+  if (!ExecGate::stealable(item)) return false;
   const int thief_node = view_.info(thief).node;
   if (item.local_only && thief_node != view_.info(rank_).node) return false;
   if (item.strategy.hard_affinity() && thief_node != item.strategy.node) return false;
@@ -24,8 +20,8 @@ bool EventLoop::stealable_by(const ExecItem& item, int thief) const {
 
 size_t EventLoop::steal_tick(std::chrono::steady_clock::time_point now) {
   size_t sent = 0;
-  if (stealable_queued_ > 0 || steal_.reported()) {
-    if (auto n = steal_.backlog_report(stealable_queued_, now)) {
+  if (gate_.stealable_queued() > 0 || steal_.reported()) {
+    if (auto n = steal_.backlog_report(gate_.stealable_queued(), now)) {
       serde::Buffer b;
       WireWriter w(b);
       w.put<uint32_t>(*n);
@@ -35,9 +31,8 @@ size_t EventLoop::steal_tick(std::chrono::steady_clock::time_point now) {
     }
   }
   if (!steal_.any_backlog()) return sent;
-  const int64_t free_units = total_.units("CPU") - used_.units("CPU");
-  const bool idle = exec_queue_.empty() && free_units >= sched::ResourceSet::kUnit;
-  int victim = steal_.victim_to_ask(idle, now);
+  const int64_t free_units = gate_.free_cpu_units();
+  int victim = steal_.victim_to_ask(gate_.idle(), now);
   if (victim < 0) return sent;
   serde::Buffer b;
   WireWriter w(b);
@@ -54,24 +49,9 @@ void EventLoop::handle_backlog(int src, const char* data, size_t len) {
 void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
   WireReader r(data, len);
   int64_t free_units = r.get<int64_t>();
-  uint32_t limit = StealPlanner::grant_limit(stealable_queued_);
-  std::vector<ExecItem> given;
-  // The shallowest levels hold the biggest pieces of work; within a level the youngest go, so
-  // what waited longest still runs here in arrival order.
-  for (auto level = exec_queue_.rbegin(); level != exec_queue_.rend() && given.size() < limit;) {
-    auto& q = level->second;
-    for (size_t i = q.size(); i-- > 0 && given.size() < limit;) {
-      const ExecItem& item = q[i];
-      const int64_t cpu = item.need.units("CPU");
-      if (cpu > free_units || !stealable_by(item, src)) continue;
-      free_units -= cpu;
-      given.push_back(take_exec(q, i));
-    }
-    if (q.empty())
-      level = std::make_reverse_iterator(exec_queue_.erase(std::next(level).base()));
-    else
-      ++level;
-  }
+  std::vector<ExecItem> given =
+      gate_.give_away(free_units, StealPlanner::grant_limit(gate_.stealable_queued()),
+                      [this, src](const ExecItem& item) { return stealable_by(item, src); });
   for (ExecItem& item : given) {
     serde::Buffer b;
     WireWriter w(b);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -47,6 +48,11 @@ WEFT_REMOTE(nap);
 int fails(int x) { throw std::out_of_range("index " + std::to_string(x)); }
 WEFT_REMOTE(fails);
 
+// snippet: api-view-param-def
+double mean(weft::View<double> v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+WEFT_REMOTE(mean);
+// end snippet
+
 namespace {
 
 int use_tasks() {
@@ -56,6 +62,14 @@ int use_tasks() {
   int v = weft::get(b);                                     // 13
   // end snippet
   return v;
+}
+
+double use_view_params() {
+  // snippet: api-view-param-use
+  auto table = weft::put(std::vector<double>(1 << 20, 1.0));  // 8 MiB, in the node store
+  double m = weft::task(mean).remote(table).get();             // the task reads it in place
+  // end snippet
+  return m;
 }
 
 int use_actors() {
@@ -171,6 +185,7 @@ int main(int argc, char** argv) {
     check(use_placement(), "concepts-placement-use");
     check(use_wait() == 8, "api-wait-loop");
     check(use_errors() == 3, "api-errors");
+    check(use_view_params() == 1.0, "api-view-param-use");
     check(use_debug_pending(), "troubleshooting-timeout");
     if (bad == 0) std::printf("doc snippets OK\n");
     return bad == 0 ? 0 : 1;

@@ -67,7 +67,9 @@ int bump_from_elsewhere(weft::ActorHandle<Counter> c, int times) {
   return weft::get(last);
 }
 int record_from(weft::ActorHandle<Counter> c, int base) {
-  for (int i = 0; i < 20; ++i) c.task(&Counter::record).remote(base + i);
+  weft::ObjectRef<void> last;
+  for (int i = 0; i < 20; ++i) last = c.task(&Counter::record).remote(base + i);
+  last.get();  // the calls reached the actor before this caller reports back
   return weft::rank();
 }
 }  // namespace
@@ -138,7 +140,16 @@ TEST(Actors, NamedActorsAreFoundByName) {
   EXPECT_EQ(same->task(&Counter::incr).remote(1).get(), 8);
   EXPECT_EQ(same->id(), c.id());
   EXPECT_FALSE(weft::get_actor<Counter>("no-such-actor").has_value());
-  EXPECT_THROW(weft::actor<Counter>(0).options({.name = "named-ctr"}).remote(), weft::Error);
+  // A second actor of that name: its handle comes back, and it says why it never existed.
+  auto dup = weft::actor<Counter>(0).options({.name = "named-ctr"}).remote();
+  try {
+    dup.ready().get(30s);
+    ADD_FAILURE() << "a second actor named named-ctr was created";
+  } catch (const weft::ActorDiedError& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(dup.task(&Counter::incr).remote(1).get(30s), weft::ActorDiedError);
+  EXPECT_EQ(same->task(&Counter::incr).remote(1).get(), 9);  // the first one is untouched
   EXPECT_THROW(weft::get_actor<Sleeper>("named-ctr"), weft::Error);
 }
 
@@ -180,6 +191,57 @@ TEST(Actors, MaxConcurrencyAllowsParallelCalls) {
   EXPECT_GT(par.task(&Sleeper::peak).remote().get(), 1);
 }
 
-TEST(Actors, InfeasibleActorFailsAtCreation) {
-  EXPECT_THROW(weft::actor<Counter>(0).options({.num_gpus = 64}).remote(), weft::InfeasibleError);
+TEST(Actors, InfeasibleActorSaysSoOnReadyAndOnEveryCall) {
+  auto a = weft::actor<Counter>(0).options({.num_gpus = 64}).remote();
+  EXPECT_TRUE(a.valid());  // remote() returns at once, as in Ray
+  try {
+    a.ready().get(30s);
+    ADD_FAILURE() << "an actor needing 64 GPUs was created";
+  } catch (const weft::ActorDiedError& e) {
+    EXPECT_NE(std::string(e.what()).find("never be placed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GPU"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(a.task(&Counter::incr).remote(1).get(30s), weft::ActorDiedError);
+  EXPECT_THROW(a.rank(), weft::ActorDiedError);
+}
+
+// Creation never waits: not for the constructor's ref arguments, not for the constructor.
+int slow_start(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return 100;
+}
+WEFT_REMOTE(slow_start);
+
+TEST(Actors, RemoteReturnsBeforeItsArgumentsExistAndReadyWaitsForTheConstructor) {
+  auto start = weft::task(slow_start).remote(1500);
+  auto a = weft::actor<Counter>(start).remote();  // the constructor takes the value of `start`
+  EXPECT_FALSE(start.ready()) << "actor<T>(ref).remote() waited for its argument";
+  auto first = a.task(&Counter::incr).remote(1);  // queued behind the construction
+  a.ready().get(30s);
+  EXPECT_TRUE(start.ready());
+  EXPECT_EQ(first.get(30s), 101);
+  EXPECT_GE(a.rank(), 0);
+  EXPECT_EQ(a.task(&Counter::incr).remote(1).get(30s), 102);
+  weft::kill(a);
+}
+
+class Picky {
+ public:
+  explicit Picky(int n) {
+    if (n < 0) throw std::invalid_argument("Picky needs n >= 0");
+  }
+  int one() { return 1; }
+};
+WEFT_ACTOR(Picky, int);
+WEFT_REMOTE(&Picky::one);
+
+TEST(Actors, AConstructorThatThrowsFailsReady) {
+  EXPECT_NO_THROW(weft::actor<Picky>(1).remote().ready().get(30s));
+  auto a = weft::actor<Picky>(-1).remote();
+  try {
+    a.ready().get(30s);
+    ADD_FAILURE() << "Picky(-1) was constructed";
+  } catch (const weft::ActorDiedError& e) {
+    EXPECT_NE(std::string(e.what()).find("constructor"), std::string::npos) << e.what();
+  }
 }

@@ -92,8 +92,8 @@ TEST(PlacementGroups, InfeasibleGroupIsReportedAtOnceWithItsReason) {
   } catch (const weft::InfeasibleError& e) {
     EXPECT_TRUE(contains(e.what(), "INFEASIBLE")) << e.what();
   }
-  EXPECT_THROW(weft::actor<PgProbe>(1).options({.placement_group = pg}).remote(),
-               weft::InfeasibleError);
+  auto never = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
+  EXPECT_THROW(never.ready().get(10s), weft::ActorDiedError);
   weft::remove_placement_group(pg);
   EXPECT_EQ(pg.state().state, PlacementGroupState::Removed);
 }
@@ -142,10 +142,11 @@ TEST(PlacementGroups, ActorCpuTrapIsReportedInsteadOfHanging) {
   auto pg = weft::placement_group({{{"CPU", 0.5}}}, Strategy::Pack);
   ASSERT_TRUE(pg.wait(30s)) << pg.state().reason;
   auto t0 = std::chrono::steady_clock::now();
+  auto a = weft::actor<PgProbe>(1).options({.num_cpus = 1, .placement_group = pg}).remote();
   try {
-    weft::actor<PgProbe>(1).options({.num_cpus = 1, .placement_group = pg}).remote();
+    a.ready().get(10s);
     ADD_FAILURE() << "an actor that fits no bundle was created";
-  } catch (const weft::InfeasibleError& e) {
+  } catch (const weft::ActorDiedError& e) {
     EXPECT_TRUE(contains(e.what(), "fits no bundle")) << e.what();
     EXPECT_TRUE(contains(e.what(), "PgProbe")) << e.what();
   }
@@ -314,7 +315,6 @@ TEST(PlacementGroups, ActorInPendingGroupReturnsAtOnceAndCallsWaitForTheGroup) {
   auto t0 = std::chrono::steady_clock::now();
   auto a = weft::actor<PgProbe>(42).options({.placement_group = later}).remote();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "creation blocked on a PENDING group";
-  EXPECT_EQ(a.rank(), -1);  // not placed yet
   auto direct = a.task(&PgProbe::where).remote();
   auto via_rank3 = weft::task(pg_call_probe)
                        .options({.num_cpus = 0, .resources = {{"rank3", 1}}})
@@ -342,25 +342,22 @@ TEST(PlacementGroups, CallsFailTypedWhenAPendingActorsGroupIsRemoved) {
   try {
     call.get(30s);
     ADD_FAILURE() << "a call on an actor of a removed group ran";
-  } catch (const weft::InfeasibleError& e) {
+  } catch (const weft::ActorDiedError& e) {
     EXPECT_TRUE(contains(e.what(), "was never created")) << e.what();
     EXPECT_TRUE(contains(e.what(), "removed")) << e.what();
   }
   all.remove();
 }
 
-// The actor is created without waiting for the group: the handle usually leaves before the
-// head's verdict and its calls fail with the group's INFEASIBLE reason (or, when the verdict
-// was already here, creation raises it). Either way a typed error that names the resource.
+// The actor is created without waiting for the group: the handle leaves at once and its calls
+// fail with ActorDiedError giving the group's INFEASIBLE reason, which names the resource.
 TEST(PlacementGroups, CallsFailTypedWhenAnActorsGroupTurnsOutInfeasible) {
   auto pg = weft::placement_group({{{"CPU", 100000}}}, Strategy::Pack);
+  auto a = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
   try {
-    // When the head's verdict is already here, creation itself raises it; otherwise the
-    // handle comes back at once and its calls fail when the verdict arrives.
-    auto a = weft::actor<PgProbe>(1).options({.placement_group = pg}).remote();
     a.task(&PgProbe::tag).remote().get(30s);
     ADD_FAILURE() << "a call on an actor of an infeasible group ran";
-  } catch (const weft::InfeasibleError& e) {
+  } catch (const weft::ActorDiedError& e) {
     EXPECT_TRUE(contains(e.what(), "INFEASIBLE")) << e.what();
     EXPECT_TRUE(contains(e.what(), "CPU")) << e.what();
   }

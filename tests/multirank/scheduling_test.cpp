@@ -116,14 +116,18 @@ TEST(Scheduling, HardNodeAffinityToAMissingNodeIsInfeasibleAtOnceAndNamesIt) {
   } catch (const weft::InfeasibleError& e) {
     EXPECT_TRUE(contains(e.what(), "node " + std::to_string(missing))) << e.what();
   }
+  // An actor's handle comes back at once; ready() and its calls say why it will never exist.
+  auto a = weft::actor<Placed>()
+               .options({.scheduling_strategy = weft::NodeAffinity{.node = missing}})
+               .remote();
   try {
-    weft::actor<Placed>()
-        .options({.scheduling_strategy = weft::NodeAffinity{.node = missing}})
-        .remote();
-    FAIL() << "expected InfeasibleError";
-  } catch (const weft::InfeasibleError& e) {
+    a.ready().get(2s);
+    FAIL() << "expected ActorDiedError";
+  } catch (const weft::ActorDiedError& e) {
     EXPECT_TRUE(contains(e.what(), "node " + std::to_string(missing))) << e.what();
+    EXPECT_TRUE(contains(e.what(), "never be placed")) << e.what();
   }
+  EXPECT_THROW(a.task(&Placed::node).remote().get(2s), weft::ActorDiedError);
 }
 
 TEST(Scheduling, HardNodeAffinityToANodeTooSmallIsInfeasibleAndNamesIt) {

@@ -32,6 +32,19 @@ class InlinePayload final : public Payload {
   std::vector<char> bytes_;
 };
 
+// Bytes owned by someone else that outlives this payload (a call's argument block, viewed by a
+// View parameter for the duration of the call).
+class BorrowedBytes final : public Payload {
+ public:
+  BorrowedBytes(const char* p, size_t n) : p_(p), n_(n) {}
+  const char* data() const override { return p_; }
+  size_t size() const override { return n_; }
+
+ private:
+  const char* p_;
+  size_t n_;
+};
+
 enum class ErrorKind : uint8_t {
   kNone = 0,
   kTask = 1,        // TaskError

@@ -18,16 +18,19 @@
 #include <typeinfo>
 #include <vector>
 
+#include "weft/detail/arg_block.hpp"
 #include "weft/detail/function_traits.hpp"
 #include "weft/serialization.hpp"
+#include "weft/view.hpp"
 
 namespace weft::detail {
 
-// Runs a registered function: decodes the arguments from `args`, calls it, encodes its result
-// into `out`. `self` is the actor instance for methods, null for free functions.
-using Invoker = void (*)(void* self, const char* args, size_t args_len, serde::Buffer& out);
+// Runs a registered function: decodes the arguments from `args` (arg_block.hpp), calls it,
+// encodes its result into `out`. `self` is the actor instance for methods, null for free
+// functions.
+using Invoker = void (*)(void* self, const CallArgs& args, serde::Buffer& out);
 // Constructs an actor from encoded constructor arguments.
-using Constructor = std::shared_ptr<void> (*)(const char* args, size_t args_len);
+using Constructor = std::shared_ptr<void> (*)(const CallArgs& args);
 
 struct FunctionEntry {
   uint64_t id = 0;
@@ -77,21 +80,53 @@ void check_registrations();
 // The same for an actor class T never given a WEFT_ACTOR: names it, demangled.
 [[noreturn]] void throw_class_not_registered(const std::type_info& type);
 
-// Decodes argument `index` (named for errors) from the argument block's next entry.
-void read_arg_slice(serde::Reader& in, size_t index, const char** data, size_t* len);
+// The bytes of argument `index` (named for errors): the reader's next entry, inline or the
+// pinned stored value it names (`*next_pin` counts the kStored entries read so far).
+std::pair<const char*, size_t> arg_bytes(ArgReader& in, const CallArgs& args, size_t index,
+                                         size_t* next_pin,
+                                         std::shared_ptr<const Payload>* pin = nullptr);
 [[noreturn]] void throw_arg_decode_error(size_t index, const char* function, const char* why);
 const char* current_function_name();
 
+// A view parameter's value: the bytes where they lie (in the store, or inside the block, which
+// lives for the call); `pin` keeps a stored value in place while the view lives. Stored values
+// start 8-byte aligned; an inline entry's elements may not be aligned for E inside the block,
+// and are then copied (they are small: at most inline_threshold) to memory that is.
+// `keep` holds what a span (which owns nothing) points into until the call returns.
+template <class P>
+P view_arg(const char* p, size_t n, std::shared_ptr<const Payload> pin,
+           std::vector<std::shared_ptr<const Payload>>& keep) {
+  using E = typename view_param<P>::element;
+  if (!pin) {
+    if (reinterpret_cast<uintptr_t>(p + sizeof(uint64_t)) % alignof(E) == 0)
+      pin = std::make_shared<BorrowedBytes>(p, n);
+    else
+      pin = std::make_shared<InlinePayload>(std::vector<char>(p, p + n));  // new: 16-aligned
+  }
+  View<E> v = detail_make_view<E>(pin, nullptr);
+  if constexpr (std::is_same_v<P, View<E>>) {
+    return v;
+  } else {
+    keep.push_back(std::move(pin));  // a span: valid for the call
+    return v.span();
+  }
+}
+
 template <class Tuple, size_t... I>
-void decode_args(const char* data, size_t len, Tuple& args, std::index_sequence<I...>) {
-  serde::Reader in(data, len);
+void decode_args(const CallArgs& call, Tuple& args, std::index_sequence<I...>,
+                 std::vector<std::shared_ptr<const Payload>>& keep) {
+  ArgReader in(call.data, call.size);
+  [[maybe_unused]] size_t next_pin = 0;
   (
       [&] {
-        const char* p;
-        size_t n;
-        read_arg_slice(in, I, &p, &n);
+        using P = std::tuple_element_t<I, Tuple>;
+        std::shared_ptr<const Payload> pin;
+        auto [p, n] = arg_bytes(in, call, I, &next_pin, view_param<P>::value ? &pin : nullptr);
         try {
-          std::get<I>(args) = serde::from_bytes<std::tuple_element_t<I, Tuple>>(p, n);
+          if constexpr (view_param<P>::value)
+            std::get<I>(args) = view_arg<P>(p, n, std::move(pin), keep);
+          else
+            std::get<I>(args) = serde::from_bytes<P>(p, n);
         } catch (const std::exception& e) {
           throw_arg_decode_error(I, current_function_name(), e.what());
         }
@@ -100,10 +135,11 @@ void decode_args(const char* data, size_t len, Tuple& args, std::index_sequence<
 }
 
 template <auto F>
-void invoke_function(void* self, const char* data, size_t len, serde::Buffer& out) {
+void invoke_function(void* self, const CallArgs& in, serde::Buffer& out) {
   using T = FunctionTraits<decltype(F)>;
   typename T::Args args;
-  decode_args(data, len, args, std::make_index_sequence<T::arity>{});
+  std::vector<std::shared_ptr<const Payload>> keep;  // what span parameters point into
+  decode_args(in, args, std::make_index_sequence<T::arity>{}, keep);
   if constexpr (std::is_void_v<typename T::Result>) {
     std::apply(F, std::move(args));
   } else {
@@ -112,11 +148,12 @@ void invoke_function(void* self, const char* data, size_t len, serde::Buffer& ou
 }
 
 template <auto M>
-void invoke_method(void* self, const char* data, size_t len, serde::Buffer& out) {
+void invoke_method(void* self, const CallArgs& in, serde::Buffer& out) {
   using T = FunctionTraits<decltype(M)>;
   using C = typename T::Class;
   typename T::Args args;
-  decode_args(data, len, args, std::make_index_sequence<T::arity>{});
+  std::vector<std::shared_ptr<const Payload>> keep;  // what span parameters point into
+  decode_args(in, args, std::make_index_sequence<T::arity>{}, keep);
   auto call = [self](auto&&... a) -> decltype(auto) {
     return (static_cast<C*>(self)->*M)(std::forward<decltype(a)>(a)...);
   };
@@ -137,9 +174,10 @@ template <class T>
 struct ActorCtor;
 
 template <class T, class... A>
-std::shared_ptr<void> construct_actor(const char* data, size_t len) {
+std::shared_ptr<void> construct_actor(const CallArgs& call) {
   std::tuple<std::decay_t<A>...> args;
-  decode_args(data, len, args, std::make_index_sequence<sizeof...(A)>{});
+  std::vector<std::shared_ptr<const Payload>> keep;  // what span parameters point into
+  decode_args(call, args, std::make_index_sequence<sizeof...(A)>{}, keep);
   return std::apply([](auto&&... a) { return std::static_pointer_cast<void>(
                                           std::make_shared<T>(std::forward<decltype(a)>(a)...)); },
                     std::move(args));

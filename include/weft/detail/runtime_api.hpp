@@ -75,7 +75,16 @@ struct ActorRef {
   int32_t rank = -1;       // where the actor lives
   uint64_t class_id = 0;
 };
+// Returns at once with a handle whose rank is -1; placement and construction follow.
 ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts);
+// The actor's rank: at once when the handle knows it, else once the actor is placed. Throws
+// ActorDiedError (with the reason) when it never will be.
+int actor_rank(const ActorRef& actor);
+// The actor's rank if this rank has learnt it (it placed the actor, or asked its creator), else
+// -1; never blocks. Handles fill their rank from it before they are sent or called through.
+int actor_rank_known(const ActorRef& actor);
+// The built-in method every actor answers once constructed (ActorHandle::ready()).
+uint64_t actor_ready_method();
 StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args);
 void kill_actor(const ActorRef& actor);
 std::optional<ActorRef> lookup_named_actor(const std::string& name);

@@ -29,7 +29,7 @@ TEST(Registry, FunctionsAreFoundByPointerAndIdAndRunFromEncodedArgs) {
   EXPECT_NE(e->name.find("add"), std::string::npos);
   auto args = args_of<std::tuple<int, int>>(20, 22);
   serde::Buffer out;
-  e->invoke(nullptr, args.data(), args.size(), out);
+  e->invoke(nullptr, CallArgs{args.data(), args.size()}, out);
   EXPECT_EQ(serde::from_bytes<int>(out.data(), out.size()), 42);
 }
 
@@ -47,11 +47,11 @@ TEST(Registry, CorruptArgumentsNameTheArgument) {
   auto args = args_of<std::tuple<std::vector<std::string>, std::string>>(
       std::vector<std::string>{"a", "b"}, std::string(","));
   serde::Buffer out;
-  e->invoke(nullptr, args.data(), args.size(), out);
+  e->invoke(nullptr, CallArgs{args.data(), args.size()}, out);
   EXPECT_EQ(serde::from_bytes<std::string>(out.data(), out.size()), "a,b");
   // Truncate inside the second argument.
   try {
-    e->invoke(nullptr, args.data(), args.size() - 1, out);
+    e->invoke(nullptr, CallArgs{args.data(), args.size() - 1}, out);
     FAIL();
   } catch (const SerializationError& err) {
     EXPECT_NE(std::string(err.what()).find("argument 1"), std::string::npos) << err.what();
@@ -59,7 +59,7 @@ TEST(Registry, CorruptArgumentsNameTheArgument) {
   // A length that lies about the first argument.
   auto bad = args;
   bad[1] = static_cast<char>(0x7f);
-  EXPECT_THROW(e->invoke(nullptr, bad.data(), bad.size(), out), SerializationError);
+  EXPECT_THROW(e->invoke(nullptr, CallArgs{bad.data(), bad.size()}, out), SerializationError);
 }
 
 TEST(Registry, NamesHashStably) {

@@ -1,18 +1,30 @@
-// Actors created in a placement group that is not CREATED yet. Creating one must not block the
-// caller until the group is placed (a PENDING group may wait minutes for room), so its handle
-// leaves without a rank (-1). Calls made through such a handle queue here, in the caller's
-// order, until the actor's rank is known, then go straight to it; when the group turns out
-// INFEASIBLE or is REMOVED first, they fail with the creation's typed error.
+// Actors whose handle left its creator before they had a rank. weft::actor<T>().remote() returns
+// at once, as in Ray: placement waits for the constructor's ref arguments, a placement group that
+// may stay PENDING for minutes, and the head's answer for a name, none of which may block the
+// caller. Calls made through such a handle queue here, in the caller's order, until the actor's
+// rank is known, then go straight to it; when the actor will never exist (infeasible, its group
+// INFEASIBLE or REMOVED, its name taken), they fail with ActorDiedError and the reason.
 //
 // The creator learns the rank when dispatch_actor_create sends the creation (actor_placed), or
 // the failure when the creation fails (actor_unplaced). Another rank that got such a handle
 // (inside a task argument) asks the creator once (kActorWhere) and keeps the answer
 // (kActorPlaced), so only its first call pays a round trip.
+#include <cstring>
+
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 
 namespace weft::core {
 namespace {
+
+// A call to an actor that will never exist: ActorDiedError, with why (infeasible, its group
+// INFEASIBLE or REMOVED, its name taken, its creator gone).
+detail::ErrorInfo never_created(const ActorId& id, const detail::ErrorInfo& why) {
+  detail::ErrorInfo e = why;
+  e.kind = detail::ErrorKind::kActorDied;
+  e.message = id.str() + " was never created: " + why.message;
+  return e;
+}
 
 void put_placed(WireWriter& w, const ActorId& id, const UnplacedActor& u) {
   w.put<ActorId>(id);
@@ -23,36 +35,44 @@ void put_placed(WireWriter& w, const ActorId& id, const UnplacedActor& u) {
 
 }  // namespace
 
-bool submit_unplaced_actor(EventLoop& l, PendingCall* call) {
-  if (call->placement.pg == 0) return false;
-  {
-    // A group known here to be decided (CREATED, INFEASIBLE, REMOVED) takes the usual path: the
-    // creation is routed or fails at once, and the handle carries its rank.
-    std::lock_guard<std::mutex> g(l.pg_state().mu);
-    auto it = l.pg_state().snapshots.find(call->placement.pg);
-    if (it != l.pg_state().snapshots.end() && it->second.state != sched::PgState::kPending)
-      return false;
-  }
+void submit_actor_creation(EventLoop& l, PendingCall* call) {
   ActorId id = call->actor.id;
   call->actor.rank = -1;
-  l.post([call, id](EventLoop& loop) {
-    loop.pg_state().unplaced[id];  // before any call through the handle can arrive
-    loop.submit(std::unique_ptr<PendingCall>(call));
-  });
-  return true;
+  l.post([call, id](EventLoop& loop) { loop.submit_creation(id, std::unique_ptr<PendingCall>(call)); });
+}
+
+void EventLoop::submit_creation(const ActorId& id, std::unique_ptr<PendingCall> call) {
+  unplaced_[id];  // before any call through the handle can arrive
+  submit(std::move(call));
+}
+
+int EventLoop::placed_rank(const ActorId& id) const {
+  std::lock_guard<std::mutex> g(placed_mu_);
+  auto it = placed_.find(id);
+  return it == placed_.end() ? -1 : it->second;
+}
+
+void EventLoop::await_actor_rank(const detail::ActorRef& a, StatePtr reply) {
+  auto [it, fresh] = unplaced_.try_emplace(a.id);
+  UnplacedActor& u = it->second;
+  if (fresh && a.id.creator == rank_) unknown_to_creator(u);
+  u.rank_waiters.push_back(std::move(reply));
+  settle_unplaced(a.id, u);
+}
+
+void EventLoop::unknown_to_creator(UnplacedActor& u) {
+  u.failed = true;
+  u.error.kind = detail::ErrorKind::kActorDied;
+  u.error.rank = rank_;
+  u.error.message = "its creator (rank " + std::to_string(rank_) + ") does not know it";
 }
 
 bool EventLoop::resolve_unplaced(std::unique_ptr<PendingCall>& call) {
   const ActorId id = call->actor.id;
-  auto [it, fresh] = pg_.unplaced.try_emplace(id);
+  auto [it, fresh] = unplaced_.try_emplace(id);
   UnplacedActor& u = it->second;
-  if (fresh && id.creator == rank_) {
-    // Only handles made by submit_unplaced_actor have no rank, and it registers them first.
-    u.failed = true;
-    u.error.kind = detail::ErrorKind::kActorDied;
-    u.error.rank = rank_;
-    u.error.message = "its creator (rank " + std::to_string(rank_) + ") does not know it";
-  }
+  // Only handles made by submit_actor_creation have no rank, and it registers them first.
+  if (fresh && id.creator == rank_) unknown_to_creator(u);
   if (u.rank >= 0) {
     call->actor.rank = u.rank;
     return true;
@@ -63,7 +83,7 @@ bool EventLoop::resolve_unplaced(std::unique_ptr<PendingCall>& call) {
 }
 
 bool EventLoop::unplaced_skip(PendingCall& call) {
-  auto [it, fresh] = pg_.unplaced.try_emplace(call.actor.id);
+  auto [it, fresh] = unplaced_.try_emplace(call.actor.id);
   UnplacedActor& u = it->second;
   if (u.rank >= 0) {
     call.actor.rank = u.rank;
@@ -82,21 +102,21 @@ bool EventLoop::unplaced_skip(PendingCall& call) {
 }
 
 void EventLoop::kill_unplaced(const detail::ActorRef& a) {
-  UnplacedActor& u = pg_.unplaced[a.id];
+  UnplacedActor& u = unplaced_[a.id];
   u.kill = true;
   settle_unplaced(a.id, u);
 }
 
 void EventLoop::actor_placed(const ActorId& id, int rank) {
-  auto it = pg_.unplaced.find(id);
-  if (it == pg_.unplaced.end() || it->second.rank >= 0) return;
+  auto it = unplaced_.find(id);
+  if (it == unplaced_.end() || it->second.rank >= 0) return;
   it->second.rank = rank;
   settle_unplaced(id, it->second);
 }
 
 void EventLoop::actor_unplaced(const ActorId& id, const detail::ErrorInfo& e) {
-  auto it = pg_.unplaced.find(id);
-  if (it == pg_.unplaced.end() || it->second.rank >= 0 || it->second.failed) return;
+  auto it = unplaced_.find(id);
+  if (it == unplaced_.end() || it->second.rank >= 0 || it->second.failed) return;
   it->second.failed = true;
   it->second.error = e;
   settle_unplaced(id, it->second);
@@ -114,6 +134,10 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
     }
     return;
   }
+  if (!u.failed) {
+    std::lock_guard<std::mutex> g(placed_mu_);
+    placed_.emplace(id, u.rank);
+  }
   if (!u.waiters.empty()) {
     serde::Buffer b;
     WireWriter w(b);
@@ -121,14 +145,23 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
     for (int r : u.waiters) send(r, Msg::kActorPlaced, b);
     u.waiters.clear();
   }
+  for (StatePtr& reply : u.rank_waiters) {
+    if (u.failed) {
+      complete_error(*reply, never_created(id, u.error), completions_);
+    } else {
+      const int32_t rank = u.rank;
+      std::vector<char> bytes(sizeof rank);
+      std::memcpy(bytes.data(), &rank, sizeof rank);
+      complete_ok(*reply, std::make_shared<detail::InlinePayload>(std::move(bytes)), completions_);
+    }
+  }
+  u.rank_waiters.clear();
   std::vector<UnplacedActor::Parked> calls = std::move(u.calls);
   u.calls.clear();
   for (auto& p : calls) {
     if (u.failed) {
       if (p.skip) continue;  // failed already
-      detail::ErrorInfo e = u.error;
-      e.message = id.str() + " was never created: " + u.error.message;
-      complete_error(*p.call->result, e, completions_);
+      complete_error(*p.call->result, never_created(id, u.error), completions_);
       on_object_done(p.call->result);
       continue;
     }
@@ -148,13 +181,10 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
 void EventLoop::handle_actor_where(int src, const char* data, size_t len) {
   WireReader r(data, len);
   ActorId id = r.get<ActorId>();
-  auto it = pg_.unplaced.find(id);
-  if (it == pg_.unplaced.end()) {
+  auto it = unplaced_.find(id);
+  if (it == unplaced_.end()) {
     UnplacedActor unknown;
-    unknown.failed = true;
-    unknown.error.kind = detail::ErrorKind::kActorDied;
-    unknown.error.rank = rank_;
-    unknown.error.message = "its creator (rank " + std::to_string(rank_) + ") does not know it";
+    unknown_to_creator(unknown);
     serde::Buffer b;
     WireWriter w(b);
     put_placed(w, id, unknown);
@@ -168,7 +198,7 @@ void EventLoop::handle_actor_where(int src, const char* data, size_t len) {
 void EventLoop::handle_actor_placed(const char* data, size_t len) {
   WireReader r(data, len);
   ActorId id = r.get<ActorId>();
-  UnplacedActor& u = pg_.unplaced[id];
+  UnplacedActor& u = unplaced_[id];
   int32_t rank = r.get<int32_t>();
   bool failed = r.get<uint8_t>() != 0;
   if (failed) {

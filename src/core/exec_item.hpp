@@ -1,0 +1,52 @@
+// Work that runs on this rank's pool, gated by its resources (exec_gate.hpp), and where a task
+// or an actor may run (TaskOptions/ActorOptions::scheduling_strategy).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/exec_context.hpp"
+#include "core/invoke.hpp"
+#include "sched/gpu_allocator.hpp"
+#include "sched/policy.hpp"
+#include "sched/resource_set.hpp"
+#include "weft/detail/ids.hpp"
+#include "weft/detail/object_state.hpp"
+
+namespace weft::core {
+
+using detail::StatePtr;
+
+struct Strategy {
+  sched::Policy policy = sched::Policy::kDefault;
+  int node = -1;      // kNodeAffinity: the node id
+  bool soft = false;  // kNodeAffinity: elsewhere when that node has no room now
+  bool hard_affinity() const { return policy == sched::Policy::kNodeAffinity && !soft; }
+};
+
+struct ExecItem {
+  enum class Kind : uint8_t { kTask, kActorCreate };
+  Kind kind = Kind::kTask;
+  int owner = -1;      // who gets the result
+  ObjectId ret;        // tasks
+  uint64_t fn_id = 0;  // function or class
+  sched::ResourceSet need;
+  std::vector<char> args;  // argument block: inline and kStored entries (arg_block.hpp)
+  // The stored values its kStored entries name, opened on this node and pinned for the call
+  // (stored_args.cpp): the body decodes them where they lie.
+  ArgPins pins;
+  ActorId actor;  // creations
+  int max_concurrency = 1;
+  std::string name;
+  // Nesting depth of the submitting task. The gate admits deeper work first, so nested
+  // tasks run depth-first and a task blocked in get() waits on a short chain, not a whole level.
+  uint32_t depth = 0;
+  PgContext placement;          // its group and bundle; gpus filled when admitted
+  sched::GpuGrant grant;        // GPU devices held while it runs
+  std::vector<StatePtr> holds;  // refs inside `args`, alive (with their credits) until it ends
+  Strategy strategy;            // tasks: a hard node affinity limits who may steal it
+  bool local_only = false;      // its stored arguments were pulled to this node: not stolen
+};
+
+}  // namespace weft::core

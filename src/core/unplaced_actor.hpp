@@ -1,0 +1,38 @@
+// An actor whose handle left its creator before the actor had a rank: every weft::actor<T>()
+// .remote() returns at once, as in Ray, while placement (its arguments, a placement group, a
+// hard affinity, the head accepting its name) goes on in the creator's loop (unplaced_actors.cpp).
+// On the creator, the entry exists from the creation on and learns the rank or the failure; on
+// another rank holding such a handle, it exists from the first call and is filled by the
+// creator's kActorPlaced.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "weft/detail/object_state.hpp"
+
+namespace weft::core {
+
+struct PendingCall;
+class EventLoop;
+
+struct UnplacedActor {
+  int rank = -1;  // once placed
+  bool failed = false;
+  detail::ErrorInfo error;  // why it will never exist (when failed)
+  bool asked = false;       // not the creator: kActorWhere sent
+  struct Parked {
+    std::unique_ptr<PendingCall> call;
+    bool skip = false;  // only its place in the caller's order (it failed already)
+  };
+  std::vector<Parked> calls;                   // in submission order, sent once the rank is known
+  std::vector<int> waiters;                    // creator: ranks that asked where it is
+  std::vector<detail::StatePtr> rank_waiters;  // ActorHandle::rank() callers on this rank
+  bool kill = false;                           // weft::kill before it was placed
+};
+
+// Any thread: registers the creation's actor as unplaced and queues the creation, so the
+// caller's handle (rank -1) leaves at once.
+void submit_actor_creation(EventLoop& l, PendingCall* call);
+
+}  // namespace weft::core
