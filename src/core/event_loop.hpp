@@ -76,7 +76,9 @@ struct RetrySpec {
   ExecItem item;            // as sent: the arguments and the refs they hold
   int left = 0;             // retries left; -1: without limit
   bool exceptions = false;  // retry_exceptions
-  std::vector<int> ranks;   // where each attempt ran
+  int rank = -1;            // where the current attempt runs
+  std::vector<int> earlier; // where the earlier ones ran (empty until a retry: no allocation)
+  size_t attempts() const { return earlier.size() + 1; }
   std::string attempts_text() const;  // "3 attempts, on ranks 1, 2, 1"
 };
 
@@ -86,7 +88,7 @@ struct InFlight {
   int rank;
   bool reserved;
   sched::ResourceSet need;
-  std::unique_ptr<RetrySpec> retry;
+  std::optional<RetrySpec> retry;
 };
 
 struct ActorCallItem {

@@ -74,31 +74,27 @@ ExecGate::Admit ExecGate::admit(ExecItem& item) {
   return exists ? Admit::kWait : Admit::kReject;
 }
 
-ExecGate::Ready ExecGate::take_ready() {
-  Ready out;
+bool ExecGate::take_next(ExecItem* out, bool* rejected) {
   // Every waiting bundle item is tried, not only the first: items of different bundles (or
   // groups) do not wait for each other.
-  for (auto it = bundle_queue_.begin(); it != bundle_queue_.end();) {
+  for (auto it = bundle_queue_.begin(); it != bundle_queue_.end(); ++it) {
     const Admit a = admit(*it);
-    if (a == Admit::kWait) {
-      ++it;
-      continue;
-    }
-    (a == Admit::kRun ? out.run : out.rejected).push_back(std::move(*it));
-    it = bundle_queue_.erase(it);
+    if (a == Admit::kWait) continue;
+    *out = std::move(*it);
+    *rejected = a == Admit::kReject;
+    bundle_queue_.erase(it);
+    return true;
   }
-  bool started = true;
-  while (started) {
-    started = false;
-    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-      if (admit(it->second.front()) == Admit::kWait) continue;  // plain work is never rejected
-      out.run.push_back(take(it->second, 0));
-      if (it->second.empty()) queue_.erase(it);
-      started = true;
-      break;  // deepest first again: what it took may have been all a deeper level waited for
-    }
+  // Deepest level first on every call: what the caller started may have been all a deeper
+  // level waited for.
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (admit(it->second.front()) == Admit::kWait) continue;  // plain work is never rejected
+    *out = take(it->second, 0);
+    *rejected = false;
+    if (it->second.empty()) queue_.erase(it);
+    return true;
   }
-  return out;
+  return false;
 }
 
 bool ExecGate::release(const sched::ResourceSet& need, const PgContext& p,

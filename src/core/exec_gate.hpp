@@ -33,12 +33,10 @@ class ExecGate {
 
   // --- work ---
   void push(ExecItem item);
-  struct Ready {
-    std::vector<ExecItem> run;       // admitted, in start order: their resources are taken
-    std::vector<ExecItem> rejected;  // their group was removed from this rank
-    bool empty() const { return run.empty() && rejected.empty(); }
-  };
-  Ready take_ready();
+  // The next item that may start now, in start order, into `out`: admitted (its resources are
+  // taken), or with `*rejected` set when its group was removed from this rank. False when none
+  // may start. One at a time (no list per turn), so the hot path allocates nothing here.
+  bool take_next(ExecItem* out, bool* rejected);
   // What `item` took comes back. True when the head waits to hear that room was freed here (a
   // bundle prepare was refused): the caller sends it kPgFreed.
   bool release(const ExecItem& item) { return release(item.need, item.placement, item.grant); }

@@ -109,9 +109,13 @@ void EventLoop::queue_exec(ExecItem item) {
 void EventLoop::start_ready_exec() {
   // Until nothing more may start: an actor creation whose actor died meanwhile gives its
   // resources back at once, which may admit more.
-  for (ExecGate::Ready r = gate_.take_ready(); !r.empty(); r = gate_.take_ready()) {
-    for (ExecItem& item : r.rejected) reject_exec(std::move(item));
-    for (ExecItem& item : r.run) start_exec(std::move(item));
+  ExecItem item;
+  bool rejected = false;
+  while (gate_.take_next(&item, &rejected)) {
+    if (rejected)
+      reject_exec(std::move(item));
+    else
+      start_exec(std::move(item));
   }
 }
 

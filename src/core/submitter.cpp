@@ -271,7 +271,7 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
   --load_[f.rank];
   ++load_[to];
   f.rank = to;
-  if (f.retry) f.retry->ranks.back() = to;  // the attempt runs there now
+  if (f.retry) f.retry->rank = to;  // the attempt runs there now
   if (owner_gone(to)) {
     detail::ErrorInfo e{.kind = detail::ErrorKind::kObjectLost,
                         .rank = to,

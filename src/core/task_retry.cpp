@@ -14,20 +14,20 @@ namespace weft::core {
 
 std::string RetrySpec::attempts_text() const {
   std::string where;
-  for (size_t i = 0; i < ranks.size(); ++i) where += (i ? ", " : "") + std::to_string(ranks[i]);
-  const size_t n = ranks.size();
+  for (int r : earlier) where += std::to_string(r) + ", ";
+  where += std::to_string(rank);
+  const size_t n = attempts();
   return std::to_string(n) + (n == 1 ? " attempt, on rank " : " attempts, on ranks ") + where;
 }
 
 void EventLoop::keep_for_retry(const PendingCall& call, const ExecItem& item, int target) {
   const bool system = call.max_retries != 0 && target != rank_;  // a local rank dies with us
   if (!system && !(call.retry_exceptions && call.max_retries != 0)) return;
-  auto spec = std::make_unique<RetrySpec>();
-  spec->item = item;
-  spec->left = call.max_retries;
-  spec->exceptions = call.retry_exceptions;
-  spec->ranks.push_back(target);
-  inflight_[item.ret].retry = std::move(spec);
+  RetrySpec& spec = inflight_[item.ret].retry.emplace();
+  spec.item = item;
+  spec.left = call.max_retries;
+  spec.exceptions = call.retry_exceptions;
+  spec.rank = target;
 }
 
 bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why) {
@@ -41,7 +41,8 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   f.reserved = false;
   f.rank = target;
   ++load_[target];
-  r.ranks.push_back(target);
+  r.earlier.push_back(r.rank);
+  r.rank = target;
   if (xfer_)
     if (auto it = xfer_->arg_holds.find(id); it != xfer_->arg_holds.end())
       for (const auto& a : it->second)
@@ -49,7 +50,7 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   const detail::FunctionEntry* fe = detail::find_function(r.item.fn_id);
   WEFT_LOG(Warn) << "retrying task "
                  << task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name)
-                 << " on rank " << target << " (attempt " << r.ranks.size() << "; "
+                 << " on rank " << target << " (attempt " << r.attempts() << "; "
                  << (r.left < 0 ? std::string("no limit")
                                 : std::to_string(r.left) + " retries left")
                  << "): " << why.message;

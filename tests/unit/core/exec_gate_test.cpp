@@ -23,15 +23,28 @@ std::vector<uint64_t> seqs(const std::vector<ExecItem>& items) {
   return out;
 }
 
+// Everything that may start now, as the loop takes it (executor.cpp).
+struct Ready {
+  std::vector<ExecItem> run, rejected;
+  bool empty() const { return run.empty() && rejected.empty(); }
+};
+Ready take_ready(ExecGate& g) {
+  Ready r;
+  ExecItem item;
+  bool rejected = false;
+  while (g.take_next(&item, &rejected)) (rejected ? r.rejected : r.run).push_back(std::move(item));
+  return r;
+}
+
 TEST(ExecGate, AdmitsWhatFitsInArrivalOrderAndTheRestWhenReleased) {
   ExecGate g(0, sched::ResourceSet{{"CPU", 2}}, {});
   for (uint64_t s = 1; s <= 4; ++s) g.push(task(s, 1));
-  auto r = g.take_ready();
+  auto r = take_ready(g);
   EXPECT_EQ(seqs(r.run), (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(g.queued(), 2u);
-  EXPECT_TRUE(g.take_ready().empty());  // nothing fits until something ends
+  EXPECT_TRUE(take_ready(g).empty());  // nothing fits until something ends
   g.release(r.run[0]);
-  EXPECT_EQ(seqs(g.take_ready().run), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(seqs(take_ready(g).run), (std::vector<uint64_t>{3}));
   EXPECT_EQ(g.free_cpu_units(), 0);
 }
 
@@ -40,20 +53,20 @@ TEST(ExecGate, DeeperWorkFirstAndABlockedLevelDoesNotBlockShallowerOnes) {
   g.push(task(1, 1, /*depth=*/0));
   g.push(task(2, 1, /*depth=*/2));
   g.push(task(3, 1, /*depth=*/1));
-  EXPECT_EQ(seqs(g.take_ready().run), (std::vector<uint64_t>{2, 3}));  // deepest first
+  EXPECT_EQ(seqs(take_ready(g).run), (std::vector<uint64_t>{2, 3}));  // deepest first
   ExecGate h(0, sched::ResourceSet{{"CPU", 2}}, {});
   h.push(task(4, 3, /*depth=*/1));  // can never fit here: waits, but only at its own level
   h.push(task(5, 1, /*depth=*/0));
-  EXPECT_EQ(seqs(h.take_ready().run), (std::vector<uint64_t>{5}));
+  EXPECT_EQ(seqs(take_ready(h).run), (std::vector<uint64_t>{5}));
 }
 
 TEST(ExecGate, ATaskBlockedInGetLendsItsSlot) {
   ExecGate g(0, sched::ResourceSet{{"CPU", 1}}, {});
   g.push(task(1, 1));
   g.push(task(2, 1));
-  EXPECT_EQ(g.take_ready().run.size(), 1u);
+  EXPECT_EQ(take_ready(g).run.size(), 1u);
   g.lend_cpu(1);  // task 1 waits in get()
-  EXPECT_EQ(seqs(g.take_ready().run), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(seqs(take_ready(g).run), (std::vector<uint64_t>{2}));
   g.reclaim_cpu(1);  // and resumes: over-committed until one ends
   EXPECT_EQ(g.free_cpu_units(), -sched::ResourceSet::kUnit);
 }
@@ -63,12 +76,12 @@ TEST(ExecGate, GpusComeFromDevicesAndAreNamed) {
   g.push(task(1, 1, 0, /*gpus=*/1));
   g.push(task(2, 1, 0, 1));
   g.push(task(3, 1, 0, 1));
-  auto r = g.take_ready();
+  auto r = take_ready(g);
   ASSERT_EQ(r.run.size(), 2u);
   EXPECT_EQ(r.run[0].placement.gpus, std::vector<int>{0});
   EXPECT_EQ(r.run[1].placement.gpus, std::vector<int>{1});
   g.release(r.run[1]);
-  auto again = g.take_ready();
+  auto again = take_ready(g);
   ASSERT_EQ(again.run.size(), 1u);
   EXPECT_EQ(again.run[0].placement.gpus, std::vector<int>{1});  // the device given back
 }
@@ -80,27 +93,27 @@ TEST(ExecGate, BundlesReserveAndTheirWorkDrawsFromThem) {
   ExecItem in = task(1, 1);
   in.placement.pg = 7;
   g.push(in);
-  EXPECT_TRUE(g.take_ready().empty());  // prepared, not committed yet: waits
+  EXPECT_TRUE(take_ready(g).empty());  // prepared, not committed yet: waits
   g.commit(7);
-  auto r = g.take_ready();
+  auto r = take_ready(g);
   ASSERT_EQ(r.run.size(), 1u);
   EXPECT_EQ(r.run[0].placement.bundle, 0);
   // Plain work may use only what the bundle did not reserve.
   g.push(task(2, 1));
   g.push(task(3, 1));
-  EXPECT_EQ(seqs(g.take_ready().run), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(seqs(take_ready(g).run), (std::vector<uint64_t>{2}));
 }
 
 TEST(ExecGate, ABusyRankRefusesAPrepareAndSaysSoWhenRoomIsFreed) {
   ExecGate g(3, sched::ResourceSet{{"CPU", 1}}, {});
   g.push(task(1, 1));
-  auto r = g.take_ready();
+  auto r = take_ready(g);
   auto p = g.prepare(7, 0, sched::ResourceSet{{"CPU", 1}});
   EXPECT_FALSE(p.ok);
   EXPECT_NE(p.why.find("rank 3 is busy"), std::string::npos) << p.why;
   EXPECT_TRUE(g.release(r.run[0]));  // the head waits for this
   g.push(task(2, 1));
-  EXPECT_FALSE(g.release(g.take_ready().run.at(0)));  // told once
+  EXPECT_FALSE(g.release(take_ready(g).run.at(0)));  // told once
 }
 
 TEST(ExecGate, WorkOfARemovedGroupIsRejectedAndRollbackGivesTheRoomBack) {
@@ -114,7 +127,7 @@ TEST(ExecGate, WorkOfARemovedGroupIsRejectedAndRollbackGivesTheRoomBack) {
   ExecItem in = task(1, 1);
   in.placement.pg = 8;
   g.push(in);
-  auto r = g.take_ready();
+  auto r = take_ready(g);
   EXPECT_TRUE(r.run.empty());
   EXPECT_EQ(seqs(r.rejected), (std::vector<uint64_t>{1}));
   EXPECT_EQ(g.free_cpu_units(), 2 * sched::ResourceSet::kUnit);
@@ -123,7 +136,7 @@ TEST(ExecGate, WorkOfARemovedGroupIsRejectedAndRollbackGivesTheRoomBack) {
 TEST(ExecGate, StealingTakesTheYoungestShallowTasksThatFitTheThief) {
   ExecGate g(0, sched::ResourceSet{{"CPU", 1}}, {});
   g.push(task(1, 1));  // runs
-  EXPECT_EQ(g.take_ready().run.size(), 1u);
+  EXPECT_EQ(take_ready(g).run.size(), 1u);
   g.push(task(2, 1, /*depth=*/1));
   g.push(task(3, 1));
   g.push(task(4, 1));
