@@ -497,7 +497,12 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   calls_inflight_.emplace(call->result->id, call->actor.rank);
   std::vector<char> args = resolve_args(*call, /*stored_by_location=*/true);
   std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these
-  for (const auto& r : call->refs) add_contained(contained, *r);
+  for (const auto& r : call->refs) {
+    add_contained(contained, *r);
+    // A stored argument travels by location: the copy the actor's node pulls dies with it.
+    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get()))
+      sp->note_reader(call->actor.rank);
+  }
   detail::dedupe_refs(contained);
   serde::Buffer b;
   WireWriter w(b);
