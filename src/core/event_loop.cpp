@@ -43,6 +43,8 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       steal_(topo.rank, topo.node_of_rank, config_us(cfg, "steal_delay_us", 200),
              std::chrono::milliseconds(50)),
       affinity_logged_(topo.num_nodes, 0),
+      failed_(topo.size),
+      borrow_(topo.rank, objects_, failed_),
       pg_(ranks, topo.rank) {
   detail::actor_ready_method();  // registered on every rank before any actor can be called
 }
@@ -170,7 +172,7 @@ sched::ResourceSet EventLoop::to_need(const detail::SubmitOptions& o, bool actor
 }
 
 void EventLoop::on_peer_failed(int rank, const std::string& reason) {
-  refcount_peer_failed(rank);
+  mark_failed(rank);
   steal_.on_peer_failed(rank);
   if (stop_.load(std::memory_order_acquire)) {
     // The job is ending: when a rank has failed, the others leave without a barrier, so one
@@ -179,6 +181,7 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
     return;
   }
   WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
+  if (puller_) puller_->peer_failed(rank, reason);  // pulls from it fail, its pins go
   fail_work_on(rank, reason);
   if (rank == 0 && rank_ != 0) {
     WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";

@@ -20,16 +20,19 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "core/borrow_protocol.hpp"
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
 #include "core/exec_gate.hpp"
 #include "core/exec_item.hpp"
+#include "core/failed_ranks.hpp"
 #include "core/invoke.hpp"
+#include "core/msg_outbox.hpp"
+#include "core/object_puller.hpp"
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
 #include "core/pg_state.hpp"
-#include "core/refcount.hpp"
 #include "core/steal_planner.hpp"
 #include "core/unplaced_actor.hpp"
 #include "core/wire.hpp"
@@ -159,7 +162,7 @@ class EventLoop : public net::MessageSink {
   int rank() const { return rank_; }
   int size() const { return size_; }
   ObjectTable& objects() { return objects_; }
-  RefcountState& refcount() { return refcount_; }
+  const BorrowProtocol& borrows() const { return borrow_; }
   // A borrowed state died holding `credits`: give them back to the owner (refcount.cpp).
   void queue_release(const ObjectId& id, uint32_t credits);
   Completions& completions() { return completions_; }
@@ -198,6 +201,7 @@ class EventLoop : public net::MessageSink {
   void release_token() { token_.store(false, std::memory_order_release); }
   size_t drain_commands();
   void send(int dest, Msg type, const serde::Buffer& b);
+  void send_all(MsgOutbox& out);  // what a protocol class returned, in order; clears `out`
 
   // submitter.cpp
   void on_ready_call(std::unique_ptr<PendingCall> call);
@@ -211,11 +215,12 @@ class EventLoop : public net::MessageSink {
   void handle_task_moved(int src, const char* data, size_t len);
   // task_retry.cpp: the spec kept for retries; sending it again to a live rank (false: no
   // retry left, or no live rank can run it); the end of the final error.
-  void keep_for_retry(const PendingCall& call, const ExecItem& item, int target);
+  RetrySpec* keep_for_retry(const PendingCall& call, const ObjectId& ret, int target);
   bool retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why);
   std::string retry_note(const InFlight& f, bool system_failure) const;
-  // kSubmitTask to `dest` (submit_wire.hpp), once the owners of the refs it carries counted it.
-  void send_submit(int dest, ExecItem item);
+  // kSubmitTask to `dest` (submit_wire.hpp), once the owners of `holds` (the refs inside the
+  // item's arguments) counted it.
+  void send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds);
   void dispatch_actor_create(std::unique_ptr<PendingCall> call);
   int place_actor(const PendingCall& call);
   void dispatch_actor_call(std::unique_ptr<PendingCall> call);
@@ -277,12 +282,11 @@ class EventLoop : public net::MessageSink {
   // objects in the node store: results, locations, pulls, freeing (object_transfer.cpp)
  public:
   void free_stored(int holder, const ObjectId& id);
+
  private:
-  TransferTable& xfer();
-  void pull_object(const ObjectId& id, int holder, size_t size, bool owner_record,
-                   PulledFn done);
-  void finish_pull(const ObjectId& id, const std::string& error);
-  void await_copy(const ObjectId& id, std::chrono::steady_clock::time_point deadline);
+  ObjectPuller& puller();
+  void carry_out(ObjectPuller::Outbox& out);  // what the puller returned: messages, RMA reads
+  void pull_object(const ObjectId& id, int holder, size_t size, bool owner_record, PulledFn done);
   // Executor: opens or pulls the item's kStored arguments, pins them, then queues the task (or
   // hands the call to its actor); false when it has none (stored_args.cpp).
   bool fetch_stored_args(ExecItem& item);
@@ -299,7 +303,7 @@ class EventLoop : public net::MessageSink {
   void handle_pull_done(int src, const char* data, size_t len);
   void handle_free_object(const char* data, size_t len);
 
-  // distributed reference counting: the borrower protocol (refcount.cpp)
+  // distributed reference counting: the loop's side of BorrowProtocol (refcount.cpp)
   // Sends `b` once every owner of `refs` has counted `dest` (the body already lists their ids).
   void send_with_refs(int dest, Msg type, serde::Buffer& b, std::vector<StatePtr> refs);
   // The receiver's side: one credit per id (or, at the owner, the in-flight credit returned).
@@ -307,9 +311,9 @@ class EventLoop : public net::MessageSink {
   void add_contained(std::vector<StatePtr>& out, const ObjectState& s);
   // Once per loop turn: this turn's kBorrowAdd batches and the queued releases.
   size_t flush_refcount();
-  void release_held(std::vector<std::shared_ptr<HeldSend>>& held);
-  bool owner_gone(int rank) const;
-  void refcount_peer_failed(int rank);
+  bool known_failed(int rank) const { return failed_.contains(rank); }
+  // `rank` is known failed from now on: no work goes there, its credits go (once per rank).
+  void mark_failed(int rank);
   // A peer was declared dead: what waits on it fails now (peer_failure.cpp).
   void fail_work_on(int rank, const std::string& reason);
   void fail_owner_died(const StatePtr& s);
@@ -324,6 +328,7 @@ class EventLoop : public net::MessageSink {
   void pg_remove(uint64_t pg);
   void pg_subscribe(uint64_t pg);
   PgRankState& pg_state() { return pg_; }
+
  private:
   void dispatch_pg_call(std::unique_ptr<PendingCall> call);
   void handle_pg_update(const char* data, size_t len);
@@ -336,6 +341,7 @@ class EventLoop : public net::MessageSink {
   void submit_creation(const ActorId& id, std::unique_ptr<PendingCall> call);
   // Any thread: the rank of an actor this rank has learnt the placement of, else -1.
   int placed_rank(const ActorId& id) const;
+
  private:
   void unknown_to_creator(UnplacedActor& u);  // its creator has no record of it
   bool resolve_unplaced(std::unique_ptr<PendingCall>& call);  // false: parked or failed
@@ -414,11 +420,15 @@ class EventLoop : public net::MessageSink {
   head::ActorDirectory directory_;
 
   // --- data plane (object_transfer.cpp) ---
-  std::unique_ptr<TransferTable> xfer_;
+  std::unique_ptr<ObjectPuller> puller_;  // made at the first pull (the store exists by then)
+  bool recheck_posted_ = false;           // a command will look at copies being made again
+  // Owner: refs whose values a task reads from a store by location, kept until its result.
+  std::unordered_map<ObjectId, std::vector<StatePtr>> arg_holds_;
 
-  // --- reference counting (refcount.cpp) ---
-  RefcountState refcount_;
-  std::vector<char> refcount_dead_;  // ranks declared failed
+  // --- failed ranks and reference counting (refcount.cpp) ---
+  FailedRanks failed_;
+  BorrowProtocol borrow_;
+  MsgOutbox outbox_;  // what a protocol call returned, sent right after it (send_all)
 
   // --- actors whose handles carry no rank yet (unplaced_actors.cpp) ---
   std::unordered_map<ActorId, UnplacedActor> unplaced_;

@@ -30,7 +30,7 @@ void route(EventLoop& l, int src, const char* data, size_t len) {
 void EventLoop::handle_shutdown(const char* data, size_t len) {
   WireReader r(data, len);
   exit_code_ = r.get<int32_t>();
-  for (uint32_t n = r.get<uint32_t>(); n > 0; --n) refcount_peer_failed(r.get<int32_t>());
+  for (uint32_t n = r.get<uint32_t>(); n > 0; --n) mark_failed(r.get<int32_t>());
   stop_ = true;
 }
 

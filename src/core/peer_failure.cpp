@@ -6,7 +6,7 @@
 //  * calls to actors hosted there, in flight or made later: ActorDiedError;
 //  * borrowed objects that rank owned and this rank is still waiting for, or asks for later:
 //    OwnerDiedError (objects fate-share with their owner).
-// What that rank borrowed from this one is released by refcount_peer_failed (refcount.cpp).
+// What that rank borrowed from this one is released by mark_failed (refcount.cpp, BorrowProtocol::peer_failed).
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 

@@ -42,8 +42,8 @@ RefTableInfo ref_table_info() {
   if (!l) return i;
   i.objects = l->objects().size();
   i.pinned = l->objects().pinned();
-  i.borrowed = l->refcount().borrows.size();
-  i.borrow_count = l->refcount().borrows.total();
+  i.borrowed = l->borrows().borrows().size();
+  i.borrow_count = l->borrows().borrows().total();
   return i;
 }
 

@@ -47,7 +47,7 @@ std::vector<char> EventLoop::resolve_args(const PendingCall& call, bool stored_b
     std::shared_ptr<const detail::Payload> p = open_payload(r->payload);
     w.inline_value(p ? p->data() : nullptr, p ? p->size() : 0);
   }
-  if (by_location) xfer().arg_holds[call.result->id] = call.refs;
+  if (by_location) arg_holds_[call.result->id] = call.refs;
   return out.take();
 }
 

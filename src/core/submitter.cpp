@@ -30,7 +30,7 @@ void EventLoop::submit(std::unique_ptr<PendingCall> call) {
 void EventLoop::fetch(const StatePtr& s) {
   if (s->done() || s->id.owner == rank_) return;
   if (s->fetch_requested.exchange(true)) return;
-  if (owner_gone(s->id.owner)) return fail_owner_died(s);  // peer_failure.cpp
+  if (known_failed(s->id.owner)) return fail_owner_died(s);  // peer_failure.cpp
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(s->id);
@@ -130,7 +130,7 @@ int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st)
   // ever run it; that rank's gate queues it, and an idle rank may steal it from there.
   const int node_index = st.hard_affinity() ? view_.node_index(st.node) : -1;
   auto allowed = [&](int r) {
-    return !owner_gone(r) && (node_index < 0 || view_.node_of(r) == node_index);
+    return !known_failed(r) && (node_index < 0 || view_.node_of(r) == node_index);
   };
   int target = -1;
   double best_load = 0;
@@ -171,7 +171,7 @@ int EventLoop::choose_target(const PendingCall& call, bool* reserved, std::strin
   req.arg_bytes_by_rank = arg_bytes_by_rank(call);
   // A slot free now, as far as this submitter knows (what it has running or queued per rank).
   int target = sched::pick_rank(req, dispatch_view_, rank_);
-  if (target >= 0 && owner_gone(target)) target = -1;  // failed: only live ranks get work
+  if (target >= 0 && known_failed(target)) target = -1;  // failed: only live ranks get work
   if (target >= 0 && call.need.fits_beside(reserved_[target], view_.info(target).total)) {
     dispatch_view_.allocate(target, call.need);
     *reserved = true;
@@ -241,18 +241,28 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(target);
   }
   detail::dedupe_refs(item.holds);
-  keep_for_retry(*call, item, target);  // task_retry.cpp
-  if (target == rank_) return enqueue_exec(std::move(item));
-  send_submit(target, std::move(item));
+  // The owner keeps what it sends while the task may be retried (task_retry.cpp): the item itself
+  // when it goes to another rank (the message is written from it), a copy for a local body.
+  RetrySpec* spec = keep_for_retry(*call, item.ret, target);
+  if (target == rank_) {
+    if (spec) spec->item = item;
+    return enqueue_exec(std::move(item));
+  }
+  if (!spec) {
+    std::vector<StatePtr> holds = std::move(item.holds);
+    return send_submit(target, item, std::move(holds));
+  }
+  spec->item = std::move(item);
+  send_submit(target, spec->item, spec->item.holds);
 }
 
-void EventLoop::send_submit(int dest, ExecItem item) {
+void EventLoop::send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds) {
   serde::Buffer b;
   WireWriter w(b);
   put_submit_header(w, item);
-  put_ref_ids(w, item.holds);
+  put_ref_ids(w, holds);
   w.put_bytes(item.args.data(), item.args.size());
-  send_with_refs(dest, Msg::kSubmitTask, b, std::move(item.holds));
+  send_with_refs(dest, Msg::kSubmitTask, b, std::move(holds));
 }
 
 void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
@@ -272,7 +282,7 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
   ++load_[to];
   f.rank = to;
   if (f.retry) f.retry->rank = to;  // the attempt runs there now
-  if (owner_gone(to)) {
+  if (known_failed(to)) {
     detail::ErrorInfo e{.kind = detail::ErrorKind::kObjectLost,
                         .rank = to,
                         .message = "the task producing " + id.str() + " moved to rank " +
@@ -290,7 +300,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     InFlight& f = it->second;
     // From an attempt the owner gave up on when its rank was declared failed: the task runs
     // elsewhere now, and only that attempt's result counts.
-    if (src != f.rank && src != rank_ && owner_gone(src)) return;
+    if (src != f.rank && src != rank_ && known_failed(src)) return;
     if (!ok && f.retry && err.kind == detail::ErrorKind::kTask && f.retry->exceptions) {
       if (retry_task(f, id, err)) return;  // task_retry.cpp
       err.message += retry_note(f, /*system_failure=*/false);
@@ -301,7 +311,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
   } else if (!calls_inflight_.empty()) {
     calls_inflight_.erase(id);
   }
-  if (xfer_) xfer_->arg_holds.erase(id);  // the task is over: its stored arguments may go
+  arg_holds_.erase(id);  // the task is over: its stored arguments may go
   if (StatePtr s = objects_.find(id)) {
     if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
       try {
@@ -476,7 +486,7 @@ int EventLoop::place_actor(const PendingCall& call) {
     for (int i = 0; i < size_; ++i) {
       int r = (rank_ + i) % size_;
       if (on_node && view_.node_of(r) != node) continue;
-      if (owner_gone(r) || !call.need.fits_in(view_.info(r).total)) continue;
+      if (known_failed(r) || !call.need.fits_in(view_.info(r).total)) continue;
       if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
     }
     return best;
@@ -493,7 +503,7 @@ int EventLoop::place_actor(const PendingCall& call) {
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   if (call->actor.rank < 0 && !resolve_unplaced(call)) return;  // pg_actors.cpp
-  if (owner_gone(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
+  if (known_failed(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
   calls_inflight_.emplace(call->result->id, call->actor.rank);
   std::vector<char> args = resolve_args(*call, /*stored_by_location=*/true);
   std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these

@@ -20,14 +20,14 @@ std::string RetrySpec::attempts_text() const {
   return std::to_string(n) + (n == 1 ? " attempt, on rank " : " attempts, on ranks ") + where;
 }
 
-void EventLoop::keep_for_retry(const PendingCall& call, const ExecItem& item, int target) {
+RetrySpec* EventLoop::keep_for_retry(const PendingCall& call, const ObjectId& ret, int target) {
   const bool system = call.max_retries != 0 && target != rank_;  // a local rank dies with us
-  if (!system && !(call.retry_exceptions && call.max_retries != 0)) return;
-  RetrySpec& spec = inflight_[item.ret].retry.emplace();
-  spec.item = item;
+  if (!system && !(call.retry_exceptions && call.max_retries != 0)) return nullptr;
+  RetrySpec& spec = inflight_[ret].retry.emplace();
   spec.left = call.max_retries;
   spec.exceptions = call.retry_exceptions;
   spec.rank = target;
+  return &spec;
 }
 
 bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why) {
@@ -43,10 +43,9 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   ++load_[target];
   r.earlier.push_back(r.rank);
   r.rank = target;
-  if (xfer_)
-    if (auto it = xfer_->arg_holds.find(id); it != xfer_->arg_holds.end())
-      for (const auto& a : it->second)
-        if (auto* sp = dynamic_cast<const StorePayload*>(a->payload.get())) sp->note_reader(target);
+  if (auto it = arg_holds_.find(id); it != arg_holds_.end())
+    for (const auto& a : it->second)
+      if (auto* sp = dynamic_cast<const StorePayload*>(a->payload.get())) sp->note_reader(target);
   const detail::FunctionEntry* fe = detail::find_function(r.item.fn_id);
   WEFT_LOG(Warn) << "retrying task "
                  << task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name)
@@ -54,11 +53,10 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
                  << (r.left < 0 ? std::string("no limit")
                                 : std::to_string(r.left) + " retries left")
                  << "): " << why.message;
-  ExecItem item = r.item;
   if (target == rank_)
-    enqueue_exec(std::move(item));
+    enqueue_exec(ExecItem(r.item));  // the body consumes its copy; the spec stays for the next
   else
-    send_submit(target, std::move(item));
+    send_submit(target, r.item, r.item.holds);
   return true;
 }
 

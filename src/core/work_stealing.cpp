@@ -26,7 +26,7 @@ size_t EventLoop::steal_tick(std::chrono::steady_clock::time_point now) {
       WireWriter w(b);
       w.put<uint32_t>(*n);
       for (int r = 0; r < size_; ++r)
-        if (r != rank_ && !owner_gone(r)) send(r, Msg::kBacklog, b);
+        if (r != rank_ && !known_failed(r)) send(r, Msg::kBacklog, b);
       sent += static_cast<size_t>(size_ - 1);
     }
   }
@@ -59,9 +59,9 @@ void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
     w.put<int32_t>(src);
     if (item.owner == rank_)
       handle_task_moved(rank_, b.data(), b.size());  // this rank's own submitter, in place
-    else if (!owner_gone(item.owner))
+    else if (!known_failed(item.owner))
       send(item.owner, Msg::kTaskMoved, b);
-    send_submit(src, std::move(item));
+    send_submit(src, item, std::move(item.holds));
   }
   serde::Buffer b;
   WireWriter w(b);

@@ -1,5 +1,5 @@
 // The runtime's message bodies (src/core/wire.hpp and the decoders beside it): WireReader and
-// the pure readers the handlers call -- get_error, get_ref_ids (refcount.hpp),
+// the pure readers the handlers call -- get_error, get_ref_ids (borrow_table.hpp),
 // get_submit_header (submit_wire.hpp), get_placement (pg_wire.hpp), ResourceSet::from_bytes
 // (sched), ArgReader (the argument block after a call's header) -- composed in the order the
 // handlers read them (message_handlers.cpp routes to them; the handlers themselves are
@@ -7,7 +7,7 @@
 // body (starting with the wire version, as on the wire).
 #include <cstring>
 
-#include "core/refcount.hpp"
+#include "core/borrow_table.hpp"
 #include "core/submit_wire.hpp"
 #include "fuzz_harness.hpp"
 #include "sched/resource_set.hpp"

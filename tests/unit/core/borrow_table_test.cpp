@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "core/refcount.hpp"
+#include "core/borrow_table.hpp"
 
 namespace weft::core {
 namespace {

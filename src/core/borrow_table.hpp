@@ -1,23 +1,18 @@
-// The borrower protocol's state on one rank (see refcount.cpp and docs/architecture.md,
-// "Reference counting"):
-//  * owner side: the borrow table, id → {the state it pins, credits given out per borrower};
-//  * sender side: messages held until the owners of the refs they carry acknowledge the new
-//    borrower, and the kBorrowAdd batches of this loop turn;
-//  * borrower side: releases (id, credits) queued by dying states on any thread, sent once per
-//    loop turn in one kBorrowRelease per owner.
+// The owner's side of reference counting: the borrow table, id → {the state it pins, credits
+// given out per borrower rank}; and the wire form of the ref ids a message carries. The protocol
+// that fills it is BorrowProtocol (borrow_protocol.hpp; docs/architecture.md, "Reference
+// counting").
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "core/wire.hpp"
 #include "weft/detail/object_state.hpp"
-#include "weft/detail/refcount_api.hpp"
 
 namespace weft::core {
 
@@ -63,39 +58,6 @@ class BorrowTable {
   std::unordered_map<ObjectId, Entry> map_;
   std::atomic<size_t> size_{0};
   std::atomic<uint64_t> total_{0};
-};
-
-// A message that carries refs, held until every owner involved has counted its receiver.
-struct HeldSend {
-  int dest = -1;
-  Msg type{};
-  std::vector<char> body;
-  std::vector<StatePtr> refs;  // keep the sender's credits until the message has left
-  int waiting = 0;             // owners that have not acknowledged yet
-};
-
-struct RefcountState {
-  BorrowTable borrows;
-  // This loop turn's kBorrowAdd per (owner, borrower), and the messages each batch releases.
-  // The batch names its borrower, so the owner knows whose credits they are.
-  struct Outgoing {
-    std::vector<ObjectId> ids;
-    std::vector<std::shared_ptr<HeldSend>> held;
-  };
-  static uint64_t add_key(int owner, int borrower) {
-    return (uint64_t(uint32_t(owner)) << 32) | uint32_t(borrower);
-  }
-  std::unordered_map<uint64_t, Outgoing> adds_out;
-  struct Awaiting {
-    int owner = -1;
-    std::vector<std::shared_ptr<HeldSend>> held;
-  };
-  std::unordered_map<uint64_t, Awaiting> awaiting_ack;  // batch → messages
-  uint64_t batch_seq = 1;
-  // Borrower side: (id, credits) from states that died on any thread.
-  std::mutex release_mu;
-  std::vector<std::pair<ObjectId, uint32_t>> releases;
-  std::atomic<bool> has_releases{false};  // lets the loop skip the lock on turns with none
 };
 
 // The ids of the refs a message carries: u32 count, then the ids.

@@ -1,0 +1,121 @@
+// Object transfer between nodes, as protocol state without I/O: the pulls this rank makes from
+// holders on other nodes, and the views it keeps pinned while remote readers copy from it. The
+// event loop feeds it messages and RMA completions and carries out what it returns
+// (object_transfer.cpp); unit tests drive two of them over one real node store
+// (tests/unit/core/object_puller_test.cpp).
+//
+// Pull protocol (reader R, holder H on another node):
+//   R → H kPullRequest(id)       H pins the object (restoring it if spilled) so it cannot move
+//   H → R kPullReply(offset)     or the bytes (objects in a fallback file), or an error
+//   R: create a secondary, RMA-read into it, seal
+//   R → H kPullDone(id)          H unpins
+// Two ranks of R's node pulling the same object race to create the secondary: the store tells
+// the loser (kExists / kInProgress) and it waits for the winner's copy, asking H itself if the
+// winner gives up (at most kMaxRequests requests in all). Any other failure to make the copy
+// (store full, a fallback file that cannot be made) fails the pull's waiters at once, naming the
+// object, both nodes and the cause. A holder that fails fails its pulls; a reader that fails
+// has its pinned views dropped.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/msg_outbox.hpp"
+#include "net/topology.hpp"
+#include "store/node_store.hpp"
+#include "weft/detail/object_state.hpp"
+
+namespace weft::core {
+
+using PulledFn =
+    std::function<void(std::shared_ptr<const detail::Payload> payload, detail::ErrorInfo error)>;
+
+// ObjectLostError's ErrorInfo, raised on `rank`.
+detail::ErrorInfo lost_error(int rank, const std::string& msg);
+
+class ObjectPuller {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr int kMaxRequests = 4;
+  // How long a pull waits for another rank of this node to finish the same copy.
+  static constexpr auto kCopyWait = std::chrono::seconds(60);
+
+  // An RMA read for the loop to start: `size` bytes at `offset` of `holder`'s store region into
+  // `copy`; on_read_done when it ends.
+  struct Read {
+    ObjectId id;
+    int holder = -1;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    std::shared_ptr<store::WritableObject> copy;
+  };
+  // A kPullReply whose body is `head` followed by the bytes `view` pins (sent in two parts).
+  struct BytesReply {
+    int dest = -1;
+    std::vector<char> head;
+    store::ObjectView view;
+  };
+  struct Outbox {
+    MsgOutbox msgs;
+    std::vector<Read> reads;
+    std::vector<BytesReply> bytes;
+    bool recheck = false;  // a pull waits for another rank's copy: call recheck() next turn
+  };
+
+  // `store`: this node's store (null: this rank has none, and every pull fails).
+  ObjectPuller(const net::Topology& topo, store::NodeStore* store);
+
+  // --- reader -----------------------------------------------------------------------------------
+  // `done` gets a StorePayload of the value on this node (`owner_record`: the owner's record,
+  // which frees the copies when it dies), or the error. It may run before pull() returns.
+  void pull(const ObjectId& id, int holder, size_t size, bool owner_record, PulledFn done,
+            Outbox& out);
+  void on_reply(int src, const char* data, size_t len, Outbox& out);
+  void on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out);
+  // Pulls waiting for another rank of this node to finish the same copy, looked at again.
+  void recheck(Clock::time_point now, Outbox& out);
+  size_t pulls() const { return pulls_.size(); }
+
+  // --- holder -----------------------------------------------------------------------------------
+  void on_request(int src, const char* data, size_t len, Outbox& out);
+  void on_done(int src, const char* data, size_t len);
+  size_t lent() const { return lent_.size(); }
+
+  // `rank` failed: pulls from it fail (ObjectLostError naming it), views it was copying go.
+  void peer_failed(int rank, const std::string& reason);
+
+ private:
+  struct Waiter {
+    bool owner_record = false;
+    PulledFn done;
+  };
+  struct Pull {
+    int holder = -1;
+    size_t size = 0;
+    std::vector<Waiter> waiters;
+    // How a failure reaches the waiters: kObjectLost when the holder or the network fails,
+    // kStoreFull / kGeneric when this node cannot make the copy.
+    detail::ErrorKind error_kind = detail::ErrorKind::kObjectLost;
+    int requests = 0;                                // kPullRequests sent
+    std::optional<Clock::time_point> copy_deadline;  // set while another rank makes the copy
+  };
+  // Every waiter of `id` gets the copy now in this node's store, or `error`.
+  void finish(const ObjectId& id, const std::string& error);
+  void request(const ObjectId& id, int holder, Outbox& out);
+  void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
+
+  const net::Topology& topo_;
+  store::NodeStore* store_;
+  std::unordered_map<ObjectId, Pull> pulls_;
+  // (reader rank, object) → views pinned until the reader says its copy is done.
+  std::multimap<std::pair<int, ObjectId>, store::ObjectView> lent_;
+};
+
+}  // namespace weft::core

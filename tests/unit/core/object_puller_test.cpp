@@ -1,0 +1,274 @@
+// The pull protocol without MPI: a holder's and readers' ObjectPullers over two real node stores
+// (two segments in this process), messages delivered by hand and the RMA read done with memcpy
+// from the holder's segment. A pull copies every byte and unpins the holder; two waiters make
+// one request; a second rank of the reader's node waits for the first one's copy, and asks the
+// holder itself when that copy is given up; a failed holder fails its pulls; a failed reader's
+// pins go.
+#include "core/object_puller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/object_store_client.hpp"
+
+namespace weft::core {
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+
+struct TempStore {
+  explicit TempStore(const std::string& tag) {
+    static std::atomic<int> n{0};
+    const std::string s = std::to_string(::getpid()) + "_" + tag + std::to_string(n++);
+    store::StoreOptions o;
+    o.name = "weft_puller_test_" + s;
+    o.capacity = 16 * kMiB;
+    o.spill_dir = std::filesystem::temp_directory_path() / ("weft-puller-test-" + s);
+    dir = o.spill_dir;
+    store = store::NodeStore::create(o);
+  }
+  ~TempStore() {
+    store.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string dir;
+  std::unique_ptr<store::NodeStore> store;
+};
+
+// Ranks 0 (node 0, the holder) and 1, 2 (node 1, the readers).
+net::Topology topology(int rank) {
+  net::Topology t;
+  t.rank = rank;
+  t.size = 3;
+  t.node_of_rank = {0, 1, 1};
+  t.node = t.node_of_rank[rank];
+  t.num_nodes = 2;
+  return t;
+}
+
+const ObjectId kId{0, 0, 42};
+
+void put_primary(store::NodeStore& s, size_t size) {
+  store::WritableObject w = s.create(kId, size, /*primary=*/true).take();
+  for (size_t i = 0; i < size; ++i) w.data()[i] = std::byte(i * 7 + 1);
+  w.seal();
+}
+
+struct Got {
+  std::shared_ptr<const detail::Payload> payload;
+  detail::ErrorInfo error;
+  int calls = 0;
+};
+
+PulledFn into(Got& g) {
+  return [&g](std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) {
+    g.payload = std::move(p);
+    g.error = std::move(e);
+    ++g.calls;
+  };
+}
+
+// The message of type `t` in `out`, or null.
+const OutMsg* find(const ObjectPuller::Outbox& out, Msg t) {
+  for (const OutMsg& m : out.msgs)
+    if (m.type == t) return &m;
+  return nullptr;
+}
+
+struct Cluster {
+  TempStore node0{"h"}, node1{"r"};
+  net::Topology t0 = topology(0), t1 = topology(1), t2 = topology(2);
+  ObjectPuller holder{t0, node0.store.get()};
+  ObjectPuller reader{t1, node1.store.get()};
+  ObjectPuller neighbour{t2, node1.store.get()};  // rank 2: the reader's node, its store too
+
+  // The holder answers `request` (from `rank`) and the reply reaches that rank's puller.
+  ObjectPuller::Outbox answer(ObjectPuller& who, int rank, const OutMsg& request) {
+    EXPECT_EQ(request.type, Msg::kPullRequest);
+    EXPECT_EQ(request.dest, 0);
+    ObjectPuller::Outbox h;
+    holder.on_request(rank, request.body.data(), request.body.size(), h);
+    const OutMsg* reply = find(h, Msg::kPullReply);
+    EXPECT_NE(reply, nullptr);
+    ObjectPuller::Outbox r;
+    if (reply) who.on_reply(0, reply->body.data(), reply->body.size(), r);
+    return r;
+  }
+  // What UCX would do: the bytes at the offset of the holder's segment, into the copy.
+  void rma(const ObjectPuller::Read& r) {
+    std::memcpy(r.copy->data().data(), static_cast<const char*>(node0.store->base()) + r.offset,
+                r.size);
+  }
+};
+
+void expect_pattern(const detail::Payload& p, size_t size) {
+  ASSERT_EQ(p.size(), size);
+  for (size_t i = 0; i < size; ++i)
+    ASSERT_EQ(static_cast<unsigned char>(p.data()[i]), static_cast<unsigned char>(i * 7 + 1))
+        << "byte " << i;
+}
+
+TEST(ObjectPuller, APullCopiesEveryByteAndTheHolderUnpinsWhenItIsDone) {
+  Cluster c;
+  put_primary(*c.node0.store, 3 * kMiB + 5);
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, 3 * kMiB + 5, /*owner_record=*/false, into(got), out);
+  ASSERT_EQ(out.msgs.size(), 1u);
+  ObjectPuller::Outbox r = c.answer(c.reader, 1, out.msgs[0]);
+  EXPECT_EQ(c.holder.lent(), 1u) << "the holder pins the object while the reader copies";
+  ASSERT_EQ(r.reads.size(), 1u);
+  EXPECT_EQ(r.reads[0].holder, 0);
+  c.rma(r.reads[0]);
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r.reads[0], true, "", done);
+  ASSERT_EQ(got.calls, 1);
+  ASSERT_TRUE(got.payload) << got.error.message;
+  expect_pattern(*got.payload, 3 * kMiB + 5);
+  const OutMsg* pd = find(done, Msg::kPullDone);
+  ASSERT_NE(pd, nullptr);
+  c.holder.on_done(1, pd->body.data(), pd->body.size());
+  EXPECT_EQ(c.holder.lent(), 0u);
+  EXPECT_EQ(c.reader.pulls(), 0u);
+}
+
+TEST(ObjectPuller, TwoWaitersOnOneRankMakeOneRequest) {
+  Cluster c;
+  put_primary(*c.node0.store, kMiB);
+  Got a, b;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, kMiB, true, into(a), out);
+  c.reader.pull(kId, 0, kMiB, false, into(b), out);
+  ASSERT_EQ(out.msgs.size(), 1u);
+  ObjectPuller::Outbox r = c.answer(c.reader, 1, out.msgs[0]);
+  c.rma(r.reads.at(0));
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r.reads[0], true, "", done);
+  ASSERT_TRUE(a.payload && b.payload);
+  expect_pattern(*b.payload, kMiB);
+}
+
+TEST(ObjectPuller, ASameNodeHolderOrACopyHereNeedsNoMessage) {
+  Cluster c;
+  put_primary(*c.node1.store, kMiB);  // as if rank 2 of this node produced it
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 2, kMiB, false, into(got), out);  // holder on this node
+  EXPECT_TRUE(out.msgs.empty());
+  ASSERT_TRUE(got.payload);
+  Got again;
+  c.reader.pull(kId, 0, kMiB, false, into(again), out);  // holder elsewhere, copy here
+  EXPECT_TRUE(out.msgs.empty());
+  ASSERT_TRUE(again.payload);
+  expect_pattern(*again.payload, kMiB);
+}
+
+TEST(ObjectPuller, AHolderWithoutTheObjectFailsThePullNamingBothNodes) {
+  Cluster c;
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, kMiB, false, into(got), out);
+  c.answer(c.reader, 1, out.msgs.at(0));
+  ASSERT_EQ(got.calls, 1);
+  EXPECT_FALSE(got.payload);
+  EXPECT_EQ(got.error.kind, detail::ErrorKind::kObjectLost);
+  EXPECT_NE(got.error.message.find("from rank 0 on node 0 to rank 1 on node 1"), std::string::npos)
+      << got.error.message;
+  EXPECT_NE(got.error.message.find("does not hold it"), std::string::npos) << got.error.message;
+}
+
+TEST(ObjectPuller, ASecondRankOfTheNodeWaitsForTheFirstOnesCopy) {
+  Cluster c;
+  put_primary(*c.node0.store, kMiB);
+  Got first, second;
+  ObjectPuller::Outbox o1, o2;
+  c.reader.pull(kId, 0, kMiB, false, into(first), o1);
+  c.neighbour.pull(kId, 0, kMiB, false, into(second), o2);
+  ObjectPuller::Outbox r1 = c.answer(c.reader, 1, o1.msgs.at(0));  // rank 1 makes the copy
+  ObjectPuller::Outbox r2 = c.answer(c.neighbour, 2, o2.msgs.at(0));
+  EXPECT_TRUE(r2.reads.empty()) << "rank 2 must not write the copy rank 1 is writing";
+  EXPECT_TRUE(r2.recheck);
+  EXPECT_NE(find(r2, Msg::kPullDone), nullptr) << "rank 2 unpins the holder at once";
+  ObjectPuller::Outbox again;
+  c.neighbour.recheck(std::chrono::steady_clock::now(), again);
+  EXPECT_TRUE(again.recheck);  // still being written
+  EXPECT_EQ(second.calls, 0);
+  c.rma(r1.reads.at(0));
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r1.reads[0], true, "", done);
+  ObjectPuller::Outbox last;
+  c.neighbour.recheck(std::chrono::steady_clock::now(), last);
+  EXPECT_FALSE(last.recheck);
+  ASSERT_TRUE(second.payload) << second.error.message;
+  expect_pattern(*second.payload, kMiB);
+}
+
+TEST(ObjectPuller, ACopyTheOtherRankGivesUpMakesThisOneAskTheHolderItself) {
+  Cluster c;
+  put_primary(*c.node0.store, kMiB);
+  Got first, second;
+  ObjectPuller::Outbox o1, o2;
+  c.reader.pull(kId, 0, kMiB, false, into(first), o1);
+  c.neighbour.pull(kId, 0, kMiB, false, into(second), o2);
+  ObjectPuller::Outbox r1 = c.answer(c.reader, 1, o1.msgs.at(0));
+  c.answer(c.neighbour, 2, o2.msgs.at(0));
+  ObjectPuller::Outbox failed;
+  c.reader.on_read_done(r1.reads.at(0), false, "Endpoint timeout", failed);
+  ASSERT_EQ(first.calls, 1);
+  EXPECT_NE(first.error.message.find("RMA read failed: Endpoint timeout"), std::string::npos);
+  r1.reads.clear();  // the unsealed copy goes: the store forgets it
+  ObjectPuller::Outbox retry;
+  c.neighbour.recheck(std::chrono::steady_clock::now(), retry);
+  const OutMsg* req = find(retry, Msg::kPullRequest);
+  ASSERT_NE(req, nullptr) << "rank 2 must ask the holder again, not inherit rank 1's failure";
+  ObjectPuller::Outbox r2 = c.answer(c.neighbour, 2, *req);
+  c.rma(r2.reads.at(0));
+  ObjectPuller::Outbox done;
+  c.neighbour.on_read_done(r2.reads[0], true, "", done);
+  ASSERT_TRUE(second.payload) << second.error.message;
+  expect_pattern(*second.payload, kMiB);
+}
+
+TEST(ObjectPuller, AFailedHolderFailsItsPullsAndAFailedReadersPinsGo) {
+  Cluster c;
+  put_primary(*c.node0.store, kMiB);
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, kMiB, false, into(got), out);
+  ObjectPuller::Outbox h;
+  c.holder.on_request(1, out.msgs[0].body.data(), out.msgs[0].body.size(), h);
+  EXPECT_EQ(c.holder.lent(), 1u);
+  c.holder.peer_failed(1, "no heartbeat");  // the reader died while copying
+  EXPECT_EQ(c.holder.lent(), 0u);
+  c.reader.peer_failed(0, "UCX endpoint error");  // and the holder, before its reply came
+  ASSERT_EQ(got.calls, 1);
+  EXPECT_EQ(got.error.kind, detail::ErrorKind::kObjectLost);
+  EXPECT_NE(got.error.message.find("rank 0, which holds it, failed (UCX endpoint error)"),
+            std::string::npos)
+      << got.error.message;
+  // Its late reply changes nothing.
+  ObjectPuller::Outbox late;
+  c.reader.on_reply(0, h.msgs.at(0).body.data(), h.msgs[0].body.size(), late);
+  EXPECT_TRUE(late.reads.empty());
+  EXPECT_EQ(got.calls, 1);
+}
+
+TEST(ObjectPuller, ARankWithoutAStoreFailsThePullSayingSo) {
+  net::Topology t = topology(1);
+  ObjectPuller p(t, nullptr);
+  Got got;
+  ObjectPuller::Outbox out;
+  p.pull(kId, 0, kMiB, false, into(got), out);
+  EXPECT_TRUE(out.msgs.empty());
+  EXPECT_NE(got.error.message.find("no object store on rank 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft::core
