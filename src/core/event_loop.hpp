@@ -240,6 +240,11 @@ class EventLoop : public net::MessageSink {
   // The block to send: ref entries become their values, or with `stored_by_location` (tasks)
   // the locations of values in a node store (stored_args.cpp).
   std::vector<char> resolve_args(const PendingCall& call, bool stored_by_location);
+  // The refs the call's receiver `dest` borrows (those nested in its arguments and in the values
+  // of its resolved ref arguments, once each); its stored arguments' copies on dest's node are
+  // noted to die with their values (stored_args.cpp).
+  std::vector<StatePtr> refs_sent_with(PendingCall& call, int dest);
+  static void note_stored_readers(const std::vector<StatePtr>& refs, int reader);
 
   // executor.cpp
   void enqueue_exec(ExecItem item);  // its stored arguments pinned first, then queue_exec

@@ -13,6 +13,7 @@
 #include "core/invoke.hpp"
 #include "core/object_store_client.hpp"
 #include "weft/detail/arg_block.hpp"
+#include "weft/detail/refcount_api.hpp"
 
 namespace weft::core {
 
@@ -21,6 +22,20 @@ using detail::ArgReader;
 using detail::ArgTag;
 using detail::ArgWriter;
 using detail::StoredArg;
+
+void EventLoop::note_stored_readers(const std::vector<StatePtr>& refs, int reader) {
+  // A stored argument travels by location: the copy the reader's node pulls dies with the value.
+  for (const auto& r : refs)
+    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(reader);
+}
+
+std::vector<StatePtr> EventLoop::refs_sent_with(PendingCall& call, int dest) {
+  std::vector<StatePtr> holds = std::move(call.contained);
+  for (const auto& r : call.refs) add_contained(holds, *r);
+  note_stored_readers(call.refs, dest);
+  detail::dedupe_refs(holds);
+  return holds;
+}
 
 std::vector<char> EventLoop::resolve_args(const PendingCall& call, bool stored_by_location) {
   if (call.refs.empty()) return call.args;

@@ -232,15 +232,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   item.placement = call->placement;
   item.strategy = call->strategy;
   item.name = std::move(call->name);
-  // Refs nested in the arguments, and in the values of resolved ref arguments: the executor
-  // borrows them (refcount.cpp).
-  item.holds = std::move(call->contained);
-  for (const auto& r : call->refs) {
-    add_contained(item.holds, *r);
-    // A stored argument travels by location: the copy the executor pulls dies with the value.
-    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get())) sp->note_reader(target);
-  }
-  detail::dedupe_refs(item.holds);
+  item.holds = refs_sent_with(*call, target);  // stored_args.cpp: the executor borrows them
   // The owner keeps what it sends while the task may be retried (task_retry.cpp): the item itself
   // when it goes to another rank (the message is written from it), a copy for a local body.
   RetrySpec* spec = keep_for_retry(*call, item.ret, target);
@@ -506,14 +498,7 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   if (known_failed(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
   calls_inflight_.emplace(call->result->id, call->actor.rank);
   std::vector<char> args = resolve_args(*call, /*stored_by_location=*/true);
-  std::vector<StatePtr> contained = std::move(call->contained);  // the actor borrows these
-  for (const auto& r : call->refs) {
-    add_contained(contained, *r);
-    // A stored argument travels by location: the copy the actor's node pulls dies with it.
-    if (auto* sp = dynamic_cast<const StorePayload*>(r->payload.get()))
-      sp->note_reader(call->actor.rank);
-  }
-  detail::dedupe_refs(contained);
+  std::vector<StatePtr> contained = refs_sent_with(*call, call->actor.rank);  // the actor borrows
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(call->actor.id);

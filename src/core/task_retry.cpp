@@ -44,8 +44,7 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   r.earlier.push_back(r.rank);
   r.rank = target;
   if (auto it = arg_holds_.find(id); it != arg_holds_.end())
-    for (const auto& a : it->second)
-      if (auto* sp = dynamic_cast<const StorePayload*>(a->payload.get())) sp->note_reader(target);
+    note_stored_readers(it->second, target);
   const detail::FunctionEntry* fe = detail::find_function(r.item.fn_id);
   WEFT_LOG(Warn) << "retrying task "
                  << task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name)
