@@ -102,8 +102,16 @@ class ActorCreator {
 // Starts creating an actor of class T (registered with WEFT_ACTOR(T, ctor args...)).
 template <class T, class... A>
 ActorCreator<T> actor(A&&... args) {
-  using Params = typename detail::ActorCtor<T>::Args;
-  return ActorCreator<T>(detail::encode_args<Params>(std::forward<A>(args)...));
+  if constexpr (!detail::ActorCtor<T>::kRegistered) {
+    static_assert(detail::ActorCtor<T>::kRegistered,
+                  "weft::actor<T>: T is not an actor class. Declare it once, at global namespace "
+                  "scope after the class: WEFT_ACTOR(T, <constructor argument types>), and "
+                  "WEFT_REMOTE(&T::method) for each method callers use");
+    return ActorCreator<T>(detail::EncodedArgs{});  // not reached: the assertion stops here
+  } else {
+    using Params = typename detail::ActorCtor<T>::Args;
+    return ActorCreator<T>(detail::encode_args<Params>(std::forward<A>(args)...));
+  }
 }
 
 // The live actor registered under `name`, or nullopt. Throws weft::Error if it is of another class.

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <optional>
 #include <thread>
 
+#include "common/duration_text.hpp"
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
@@ -234,10 +236,19 @@ void throw_error(const ObjectState& s) {
 }
 
 void throw_get_timeout(const ObjectId& id, std::chrono::nanoseconds timeout) {
-  throw GetTimeoutError("get timed out after " +
-                        std::to_string(std::chrono::duration<double, std::milli>(timeout).count()) +
-                        " ms waiting for " + id.str() + " (owner rank " +
-                        std::to_string(id.owner) + ")");
+  // The owner's loop knows which task or call produces it; asked briefly (a loop that does not
+  // answer in time, or a ref owned elsewhere, leaves the message without the name).
+  std::string producer;
+  EventLoop* l = core::current_loop();
+  if (l && id.owner == l->rank() && !l->stopped()) {
+    auto answer = std::make_shared<std::promise<std::string>>();
+    std::future<std::string> f = answer->get_future();
+    l->run_or_post([answer, id](EventLoop& loop) { answer->set_value(loop.describe_producer(id)); });
+    if (f.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready) producer = f.get();
+  }
+  throw GetTimeoutError("get timed out after " + duration_text(timeout) + " waiting for " +
+                        id.str() + (producer.empty() ? "" : ", the result of " + producer) +
+                        " (owner rank " + std::to_string(id.owner) + ")");
 }
 
 namespace {

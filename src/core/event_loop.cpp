@@ -107,6 +107,7 @@ void EventLoop::run() {
       if (stop_since == std::chrono::steady_clock::time_point{}) stop_since = now;
       // Let the shutdown messages (and anything before them) leave before this loop ends.
       if (transport_.idle() || now - stop_since > std::chrono::seconds(2)) {
+        log_repeated_warnings(now, /*final=*/true);
         closed_.store(true, std::memory_order_release);
         release_token();
         break;

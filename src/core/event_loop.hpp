@@ -33,6 +33,7 @@
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
 #include "core/pg_state.hpp"
+#include "core/repeated_warnings.hpp"
 #include "core/steal_planner.hpp"
 #include "core/unplaced_actor.hpp"
 #include "core/wire.hpp"
@@ -92,6 +93,8 @@ struct InFlight {
   bool reserved;
   sched::ResourceSet need;
   std::optional<RetrySpec> retry;
+  uint64_t fn_id = 0;  // what it runs, and TaskOptions::name: for errors (describe_producer)
+  std::string name;
 };
 
 struct ActorCallItem {
@@ -181,6 +184,9 @@ class EventLoop : public net::MessageSink {
 
   // --- loop-thread operations used by commands (submitter side) ---
   void submit(std::unique_ptr<PendingCall> call);
+  // "task add 'probe' on rank 2": what this rank is running to produce `id` (its task, or its
+  // call to an actor), or "" when it is not producing it now (submitter.cpp).
+  std::string describe_producer(const ObjectId& id) const;
   void fetch(const StatePtr& s);
   void request_named(const std::string& name, detail::ActorRef ref, StatePtr reply, bool reg);
   void kill_actor(const detail::ActorRef& a);
@@ -416,6 +422,8 @@ class EventLoop : public net::MessageSink {
   ExecGate gate_;  // this rank's resources, its bundles, and the work waiting for them
   StealPlanner steal_;
   std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
+  RepeatedWarnings warnings_{std::chrono::seconds(10)};  // identical warnings, counted
+  void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);
 
   // --- actors hosted here ---
   std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;

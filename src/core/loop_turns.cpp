@@ -72,6 +72,7 @@ size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   n += transport_.poll(*this);
   n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
   n += steal_tick(now);   // backlog reports and steal requests (work_stealing.cpp)
+  if (warnings_.has_repeats()) log_repeated_warnings(now, /*final=*/false);
   t_in_turn = false;
   return n;
 }

@@ -200,6 +200,20 @@ std::string call_label(uint64_t fn_id, const std::string& name) {
 }
 }  // namespace
 
+void EventLoop::log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final) {
+  for (const auto& [text, n] : warnings_.summary(now, final))
+    WEFT_LOG(Warn) << n << " more like this one: " << text;
+}
+
+std::string EventLoop::describe_producer(const ObjectId& id) const {
+  if (auto it = inflight_.find(id); it != inflight_.end())
+    return "task " + call_label(it->second.fn_id, it->second.name) + " on rank " +
+           std::to_string(it->second.rank);
+  if (auto it = calls_inflight_.find(id); it != calls_inflight_.end())
+    return "an actor call on rank " + std::to_string(it->second);
+  return {};
+}
+
 void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
   auto infeasible = [&](const std::string& why) {
@@ -208,7 +222,10 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     e.rank = rank_;
     e.function = call_label(call->fn_id, call->name);
     e.message = "task " + e.function + ": " + why;
-    WEFT_LOG(Warn) << "infeasible " << e.message;
+    // Once per request shape; repeats are counted (log_repeated_warnings). Every ref gets its
+    // error all the same.
+    if (warnings_.note("infeasible " + e.message))
+      WEFT_LOG(Warn) << "infeasible " << e.message << " (identical ones are counted, not logged)";
     fail_call(*call, e);
   };
   if (call->pg_target < 0) {  // a hard affinity names its node first
@@ -220,7 +237,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   int target = call->pg_target >= 0 ? call->pg_target : choose_target(*call, &reserved, &why);
   if (target < 0) return infeasible(why);
   ++load_[target];
-  inflight_[call->result->id] = InFlight{target, reserved, call->need};
+  inflight_[call->result->id] = InFlight{target, reserved, call->need, {}, call->fn_id, call->name};
   ExecItem item;
   item.kind = ExecItem::Kind::kTask;
   item.owner = rank_;

@@ -20,6 +20,16 @@ std::optional<Infeasibility> check_ranks(const ResourceSet& need, const ClusterV
   const int C = view.columns();
   std::vector<int64_t> d(C);
   for (const auto& [name, u] : need) {
+    if (u > 0 && view.column(name) < 0 && name == "GPU") {
+      // Not a resource to declare by hand: a GPU is a device every rank looks for at start-up.
+      return make(name, u, 0,
+                  "The request " + need.str() + " needs a GPU, but no CUDA device was detected " +
+                      "on any rank of this job. Each rank lists the CUDA devices it sees at " +
+                      "start-up (CUDA_VISIBLE_DEVICES applies; a Weft built without CUDA sees " +
+                      "none), and the ranks of a host share them (gpus_per_rank): run the job " +
+                      "on GPU nodes (e.g. srun --gpus-per-task=1), or remove num_gpus from the " +
+                      "request.");
+    }
     if (u > 0 && view.column(name) < 0) {
       return make(name, u, 0,
                   "The request " + need.str() + " needs resource '" + name + "', which no rank " +

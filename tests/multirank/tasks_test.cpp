@@ -154,6 +154,19 @@ TEST(Tasks, GetTimeoutRaisesGetTimeoutError) {
   EXPECT_EQ(r.get(), 2000);  // still completes afterwards
 }
 
+TEST(Tasks, GetTimeoutNamesTheTaskAndPrintsTheDuration) {
+  auto r = weft::task(sleep_ms).options({.name = "slow-probe"}).remote(1500);
+  try {
+    r.get(100ms);
+    FAIL() << "no GetTimeoutError";
+  } catch (const weft::GetTimeoutError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("get timed out after 100 ms waiting for"), std::string::npos) << m;
+    EXPECT_NE(m.find("the result of task sleep_ms 'slow-probe' on rank "), std::string::npos) << m;
+  }
+  EXPECT_EQ(r.get(), 1500);
+}
+
 TEST(Tasks, WaitReturnsPartialReadiness) {
   auto fast = weft::task(sleep_ms).remote(1);
   auto slow = weft::task(sleep_ms).remote(3000);

@@ -169,9 +169,13 @@ template <class T>
 struct ActorClass {
   static inline uint64_t id = 0;
 };
-// Constructor argument types of actor type T, declared by WEFT_ACTOR.
+// Constructor argument types of actor type T, declared by WEFT_ACTOR (which also sets
+// kRegistered: weft::actor<T> checks it, so a missing WEFT_ACTOR is one clear error).
 template <class T>
-struct ActorCtor;
+struct ActorCtor {
+  static constexpr bool kRegistered = false;
+  using Args = std::tuple<>;
+};
 
 template <class T, class... A>
 std::shared_ptr<void> construct_actor(const CallArgs& call) {
@@ -235,6 +239,7 @@ uint64_t function_id_of(F f) {
 #define WEFT_ACTOR(T, ...)                                                             \
   template <>                                                                          \
   struct weft::detail::ActorCtor<T> {                                                  \
+    static constexpr bool kRegistered = true;                                          \
     using Args = std::tuple<__VA_ARGS__>;                                              \
   };                                                                                   \
   static const ::weft::detail::ActorRegistrar<T __VA_OPT__(, ) __VA_ARGS__> WEFT_DETAIL_CAT( \

@@ -53,6 +53,16 @@ TEST(Feasibility, CustomResourceNobodyHas) {
   EXPECT_TRUE(contains(why->message, "'tpu', which no rank")) << why->message;
 }
 
+TEST(Feasibility, AGpuOnAJobWithoutGpusSaysNoDeviceWasDetectedNotHowToFakeOne) {
+  ClusterView v = make_cluster(2, 2, {{"CPU", 4}});
+  auto why = check_feasible({{"CPU", 1}, {"GPU", 1}}, v);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->resource, "GPU");
+  EXPECT_TRUE(contains(why->message, "no CUDA device was detected on any rank")) << why->message;
+  EXPECT_TRUE(contains(why->message, "CUDA_VISIBLE_DEVICES")) << why->message;
+  EXPECT_FALSE(contains(why->message, "--weft-resources")) << why->message;
+}
+
 TEST(Feasibility, LargerThanAnyRankNamesTheLargest) {
   auto ranks = make_ranks(2, 2, {{"CPU", 4}, {"GPU", 1}});
   ranks[3].total = {{"CPU", 8}, {"GPU", 2}};
