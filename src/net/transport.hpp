@@ -72,6 +72,12 @@ class Transport {
   // Thread-safe: wake this rank's event loop.
   void wake();
   bool idle() const;  // nothing queued or in flight
+  // Treat `rank` as failed from now on, as if the transport had found it dead: what is queued for
+  // it is pushed out once more (best effort: a notice queued just before goes first), then its
+  // outbox is dropped, nothing more of it is delivered, and the sink hears on_peer_failed(rank,
+  // reason) from the next poll, once, whichever way the failure is learnt first. Used for ranks
+  // the head declares dead (heartbeats) and to fence them.
+  void declare_failed(int rank, const std::string& reason);
   const Topology& topology() const;
   TransportStats stats() const;
 
