@@ -1,0 +1,206 @@
+// Heartbeats, fencing and the head's loss (issue #10), under `mpirun --enable-recovery -n 4`
+// with WEFT_RESOURCES giving ranks 1-3 a "worker" slot. `hung_rank_probe MODE DIR [SECONDS]`:
+//  stop  a task SIGSTOPs the worker running it: the head declares it dead from its silence, the
+//        task is retried elsewhere, later tasks avoid it; then the driver SIGCONTs it, and it is
+//        fenced: it logs one line and its weft::run returns 1 (DIR/exited.<rank> appears).
+//  kill  the same task SIGKILLs its worker instead (detection by the process check or UCX), for
+//        comparison.
+//  head  the driver SIGKILLs itself: every worker ends promptly, with one line.
+//  head_stop  the driver SIGSTOPs itself: every worker ends when the head falls silent (then
+//        they SIGKILL it, so the job ends).
+//  busy  SECONDS of CPU-bound tasks on every rank (more than the machine's cores): no rank is
+//        declared dead.
+// Times are CLOCK_MONOTONIC (std::chrono::steady_clock), common to the processes of one host.
+// Prints <MODE>_OK from the driver (or every worker for head modes) and "rank exit code N" from
+// every rank that ends; FAILED: ... otherwise.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <weft/weft.hpp>
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
+double ms_since(int64_t ns) { return (now_ns() - ns) / 1e6; }
+
+std::string arg(size_t i, const char* def = "") {
+  const auto& a = weft::args();
+  return i < a.size() ? a[i] : def;
+}
+
+// The failure timeout this job runs with (the same setting the runtime reads).
+double timeout_ms() {
+  const char* v = std::getenv("WEFT_FAILURE_TIMEOUT_MS");
+  return v ? std::atof(v) : 500.0;
+}
+
+// First attempt (no marker yet): write "rank pid time" to the marker, then send the signal to
+// this process. Later attempts: the rank they run on.
+int halt_once(std::string marker, int sig) {
+  if (!fs::exists(marker)) {
+    {
+      std::ofstream out(marker + ".tmp");
+      out << weft::rank() << " " << getpid() << " " << now_ns() << "\n";
+    }
+    fs::rename(marker + ".tmp", marker);
+    std::fflush(nullptr);
+    raise(sig);
+  }
+  return weft::rank();
+}
+int where() { return weft::rank(); }
+// About `ms` of CPU; returns a value the driver can check.
+uint64_t spin(int ms, uint64_t seed) {
+  const auto end = Clock::now() + std::chrono::milliseconds(ms);
+  uint64_t x = seed;
+  while (Clock::now() < end)
+    for (int i = 0; i < 1000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return seed * 2 + 1;
+}
+
+weft::TaskOptions on_worker(int max_retries) {
+  weft::TaskOptions o;
+  o.resources = {{"worker", 1}};
+  o.max_retries = max_retries;
+  return o;
+}
+
+int fail(const std::string& why) {
+  std::printf("FAILED: %s\n", why.c_str());
+  std::fflush(stdout);
+  return 1;
+}
+
+bool wait_for_file(const fs::path& p, std::chrono::milliseconds limit) {
+  const auto end = Clock::now() + limit;
+  while (!fs::exists(p)) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// A worker halts itself inside a task; the driver's get returns the retried value.
+int halted_worker(int sig, const fs::path& dir) {
+  const double bound = 10 * timeout_ms() + 2000;  // generous: a very noisy, shared machine
+  for (int i = 0; i < 6; ++i) weft::task(where).options(on_worker(3)).remote().get(60s);
+  const std::string marker = (dir / "halted").string();
+  const int retried_on = weft::task(halt_once).options(on_worker(1)).remote(marker, sig).get(60s);
+  int victim = -1;
+  long pid = 0;
+  int64_t t_halt = 0;
+  std::ifstream(marker) >> victim >> pid >> t_halt;
+  const double detected = ms_since(t_halt);
+  std::printf("%s: rank %d halted; its task came back from rank %d after %.0f ms\n",
+              sig == SIGSTOP ? "SIGSTOP" : "SIGKILL", victim, retried_on, detected);
+  std::printf("DETECTED_MS %.1f\n", detected);
+  if (retried_on == victim || retried_on == 0)
+    return fail("retried on rank " + std::to_string(retried_on));
+  if (detected > bound)
+    return fail("took " + std::to_string(detected) + " ms, more than " + std::to_string(bound));
+  for (int round = 0; round < 2; ++round) {
+    std::vector<weft::ObjectRef<int>> rs;
+    for (int i = 0; i < 20; ++i) rs.push_back(weft::task(where).options(on_worker(3)).remote());
+    for (auto& r : rs) {
+      const int at = r.get(60s);
+      if (at == victim || at == 0) return fail("a later task ran on rank " + std::to_string(at));
+    }
+    if (round == 1 || sig != SIGSTOP) break;
+    // It runs again: its task ends and its late result is dropped; it is fenced and stops.
+    const int64_t t_cont = now_ns();
+    kill(static_cast<pid_t>(pid), SIGCONT);
+    if (!wait_for_file(dir / ("exited." + std::to_string(victim)),
+                       std::chrono::milliseconds(static_cast<int64_t>(bound))))
+      return fail("the fenced rank did not end after SIGCONT");
+    std::printf("FENCED_EXIT_MS %.1f\n", ms_since(t_cont));
+  }
+  std::printf("%s_OK\n", sig == SIGSTOP ? "STOP" : "KILL");
+  std::fflush(stdout);
+  return 0;
+}
+
+int head_halts(int sig, const fs::path& dir) {
+  for (int i = 0; i < 6; ++i) weft::task(where).options(on_worker(3)).remote().get(60s);
+  {
+    std::ofstream out((dir / "head.tmp").string());
+    out << getpid() << " " << now_ns() << "\n";
+  }
+  fs::rename(dir / "head.tmp", dir / "head");
+  std::fflush(nullptr);
+  raise(sig);
+  return fail("the driver survived its own signal");
+}
+
+int busy(double seconds) {
+  const int ranks = weft::world_size();
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  uint64_t n = 0;
+  while (Clock::now() < end) {
+    std::vector<weft::ObjectRef<uint64_t>> rs;
+    for (int i = 0; i < 4 * ranks; ++i) rs.push_back(weft::task(spin).remote(30, n + i));
+    for (size_t i = 0; i < rs.size(); ++i)
+      if (rs[i].get(60s) != (n + i) * 2 + 1) return fail("a wrong result");
+    n += rs.size();
+  }
+  std::printf("BUSY_OK %llu tasks of 30 ms in %.0f s on %d ranks\n",
+              static_cast<unsigned long long>(n), seconds, ranks);
+  std::fflush(stdout);
+  return 0;
+}
+
+int drive() {
+  if (weft::world_size() != 4) return fail("needs 4 ranks");
+  const std::string mode = arg(1);
+  const fs::path dir = arg(2);
+  if (dir.empty()) return fail("usage: hung_rank_probe MODE DIR [SECONDS]");
+  fs::remove_all(dir);  // markers of an earlier run
+  fs::create_directories(dir);
+  if (mode == "stop") return halted_worker(SIGSTOP, dir);
+  if (mode == "kill") return halted_worker(SIGKILL, dir);
+  if (mode == "head") return head_halts(SIGKILL, dir);
+  if (mode == "head_stop") return head_halts(SIGSTOP, dir);
+  if (mode == "busy") return busy(std::atof(arg(3, "20").c_str()));
+  return fail("unknown mode '" + mode + "'");
+}
+
+}  // namespace
+
+WEFT_REMOTE(halt_once);
+WEFT_REMOTE(where);
+WEFT_REMOTE(spin);
+
+int main(int argc, char** argv) {
+  const int code = weft::run(argc, argv, drive);
+  const std::string mode = arg(1);
+  const fs::path dir = arg(2);
+  // weft::rank() is 0 once Weft has ended; mpirun says which rank this process was.
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const int rank = env_rank ? std::atoi(env_rank) : 0;
+  if (!dir.empty() && rank != 0) {
+    if (mode == "head" || mode == "head_stop") {
+      long pid = 0;
+      int64_t t = 0;
+      std::ifstream(dir / "head") >> pid >> t;
+      const double ms = t ? ms_since(t) : -1;
+      std::printf("rank %d: the job ended %.0f ms after the head halted\n", rank, ms);
+      if (t == 0 || ms > 10 * timeout_ms() + 2000) std::printf("FAILED: too slow\n");
+      if (mode == "head_stop" && pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+      std::printf("HEAD_LOSS_EXIT_MS %.1f\n", ms);
+    }
+    std::ofstream((dir / ("exited." + std::to_string(rank))).string()) << code << "\n";
+  }
+  std::printf("rank exit code %d\n", code);
+  std::fflush(stdout);
+  return code;
+}
