@@ -65,6 +65,10 @@ void EventLoop::heartbeat_tick() {
   } else {
     send(0, Msg::kHeartbeat, b);
   }
+  // Read what has arrived before judging anyone's silence: a heartbeat (or the head's shutdown)
+  // may be waiting in a ring while this rank was busy.
+  transport_.poll(*this);
+  if (!detector_ || stop_.load(std::memory_order_acquire)) return;
   for (const head::DeadRank& d : detector_->tick(std::chrono::steady_clock::now())) {
     if (rank_ == 0) {
       declare_dead(d);
