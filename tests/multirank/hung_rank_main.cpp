@@ -3,6 +3,8 @@
 //  stop  a task SIGSTOPs the worker running it: the head declares it dead from its silence, the
 //        task is retried elsewhere, later tasks avoid it; then the driver SIGCONTs it, and it is
 //        fenced: it logs one line and its weft::run returns 1 (DIR/exited.<rank> appears).
+//  stop_mid_job  3000 tasks of 1 ms on the workers; the driver SIGSTOPs one at a random point:
+//        every result is correct, and after SIGCONT the rank is fenced.
 //  kill  the same task SIGKILLs its worker instead (detection by the process check or UCX), for
 //        comparison.
 //  head  the driver SIGKILLs itself: every worker ends promptly, with one line.
@@ -20,6 +22,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,6 +64,7 @@ int halt_once(std::string marker, int sig) {
   return weft::rank();
 }
 int where() { return weft::rank(); }
+std::pair<int, long> rank_pid() { return {weft::rank(), static_cast<long>(getpid())}; }
 // About `ms` of CPU; returns a value the driver can check.
 uint64_t spin(int ms, uint64_t seed) {
   const auto end = Clock::now() + std::chrono::milliseconds(ms);
@@ -130,6 +135,45 @@ int halted_worker(int sig, const fs::path& dir) {
   return 0;
 }
 
+// Thousands of 1 ms tasks on the workers; the driver SIGSTOPs one worker at a random point.
+// Every result is correct (tasks lost with it are retried), and after SIGCONT it is fenced.
+int stop_mid_job(const fs::path& dir) {
+  const double bound = 10 * timeout_ms() + 2000;
+  std::map<int, long> pids;  // worker rank -> pid
+  for (int round = 0; round < 20 && pids.size() < 3; ++round) {
+    std::vector<weft::ObjectRef<std::pair<int, long>>> rs;
+    for (int i = 0; i < 12; ++i) rs.push_back(weft::task(rank_pid).options(on_worker(3)).remote());
+    for (auto& r : rs) pids.insert(r.get(60s));
+  }
+  if (pids.size() < 3) return fail("could not reach all three workers");
+  std::mt19937 rng(static_cast<unsigned>(now_ns()));
+  const int victim = 1 + static_cast<int>(rng() % 3);
+  const int n = 3000;
+  const int stop_at = 300 + static_cast<int>(rng() % 1500);
+  std::vector<weft::ObjectRef<uint64_t>> rs;
+  int64_t t_stop = 0;
+  for (int i = 0; i < n; ++i) {
+    rs.push_back(weft::task(spin).options(on_worker(3)).remote(1, static_cast<uint64_t>(i)));
+    if (i == stop_at) {
+      kill(static_cast<pid_t>(pids[victim]), SIGSTOP);
+      t_stop = now_ns();
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (rs[i].get(120s) != static_cast<uint64_t>(i) * 2 + 1) return fail("a wrong result");
+  std::printf("SIGSTOP of rank %d after task %d: all %d results correct, %.0f ms after the stop\n",
+              victim, stop_at, n, ms_since(t_stop));
+  const int64_t t_cont = now_ns();
+  kill(static_cast<pid_t>(pids[victim]), SIGCONT);
+  if (!wait_for_file(dir / ("exited." + std::to_string(victim)),
+                     std::chrono::milliseconds(static_cast<int64_t>(bound))))
+    return fail("the fenced rank did not end after SIGCONT");
+  std::printf("FENCED_EXIT_MS %.1f\n", ms_since(t_cont));
+  std::printf("STOP_MID_JOB_OK\n");
+  std::fflush(stdout);
+  return 0;
+}
+
 int head_halts(int sig, const fs::path& dir) {
   for (int i = 0; i < 6; ++i) weft::task(where).options(on_worker(3)).remote().get(60s);
   {
@@ -168,6 +212,7 @@ int drive() {
   fs::create_directories(dir);
   if (mode == "stop") return halted_worker(SIGSTOP, dir);
   if (mode == "kill") return halted_worker(SIGKILL, dir);
+  if (mode == "stop_mid_job") return stop_mid_job(dir);
   if (mode == "head") return head_halts(SIGKILL, dir);
   if (mode == "head_stop") return head_halts(SIGSTOP, dir);
   if (mode == "busy") return busy(std::atof(arg(3, "20").c_str()));
@@ -178,6 +223,7 @@ int drive() {
 
 WEFT_REMOTE(halt_once);
 WEFT_REMOTE(where);
+WEFT_REMOTE(rank_pid);
 WEFT_REMOTE(spin);
 
 int main(int argc, char** argv) {
