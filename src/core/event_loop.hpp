@@ -450,7 +450,7 @@ class EventLoop : public net::MessageSink {
   // --- heartbeats (heartbeats.cpp) ---
   const std::chrono::milliseconds failure_timeout_;  // 0: heartbeats off
   std::optional<head::FailureDetector> detector_;    // loop thread (token holder)
-  std::atomic<bool> beat_queued_{false};  // a heartbeat turn is queued as a command
+  std::atomic<bool> beat_queued_{false};             // a heartbeat turn is queued as a command
   std::atomic<bool> ended_by_failure_{false};
   std::atomic<bool> fenced_{false};
   uint64_t beat_seq_ = 0;

@@ -365,7 +365,8 @@ bool TransportImpl::idle() const {
 
 void TransportImpl::declare_failed(int rank, const std::string& reason) {
   if (rank < 0 || rank >= topo_.size || rank == topo_.rank || peers_[rank].failed) return;
-  if (!peers_[rank].out.empty()) flush(rank);  // a ring write lands even while its reader is stopped
+  // A ring write lands even while its reader is stopped; UCX keeps a send already handed to it.
+  if (!peers_[rank].out.empty()) flush(rank);
   declared_.emplace_back(rank, reason);
 }
 
