@@ -107,19 +107,24 @@ int halted_worker(int sig, const fs::path& dir) {
   int64_t t_halt = 0;
   std::ifstream(marker) >> victim >> pid >> t_halt;
   const double detected = ms_since(t_halt);
+  // A stopped rank left behind would keep mpirun waiting: on failure it is killed.
+  auto give_up = [&](const std::string& why) {
+    if (sig == SIGSTOP && pid > 0) kill(static_cast<pid_t>(pid), SIGKILL);
+    return fail(why);
+  };
   std::printf("%s: rank %d halted; its task came back from rank %d after %.0f ms\n",
               sig == SIGSTOP ? "SIGSTOP" : "SIGKILL", victim, retried_on, detected);
   std::printf("DETECTED_MS %.1f\n", detected);
   if (retried_on == victim || retried_on == 0)
-    return fail("retried on rank " + std::to_string(retried_on));
+    return give_up("retried on rank " + std::to_string(retried_on));
   if (detected > bound)
-    return fail("took " + std::to_string(detected) + " ms, more than " + std::to_string(bound));
+    return give_up("took " + std::to_string(detected) + " ms, more than " + std::to_string(bound));
   for (int round = 0; round < 2; ++round) {
     std::vector<weft::ObjectRef<int>> rs;
     for (int i = 0; i < 20; ++i) rs.push_back(weft::task(where).options(on_worker(3)).remote());
     for (auto& r : rs) {
       const int at = r.get(60s);
-      if (at == victim || at == 0) return fail("a later task ran on rank " + std::to_string(at));
+      if (at == victim || at == 0) return give_up("a later task ran on rank " + std::to_string(at));
     }
     if (round == 1 || sig != SIGSTOP) break;
     // It runs again: its task ends and its late result is dropped; it is fenced and stops.
@@ -127,7 +132,7 @@ int halted_worker(int sig, const fs::path& dir) {
     kill(static_cast<pid_t>(pid), SIGCONT);
     if (!wait_for_file(dir / ("exited." + std::to_string(victim)),
                        std::chrono::milliseconds(static_cast<int64_t>(bound))))
-      return fail("the fenced rank did not end after SIGCONT");
+      return give_up("the fenced rank did not end after SIGCONT");
     std::printf("FENCED_EXIT_MS %.1f\n", ms_since(t_cont));
   }
   std::printf("%s_OK\n", sig == SIGSTOP ? "STOP" : "KILL");
@@ -159,15 +164,23 @@ int stop_mid_job(const fs::path& dir) {
       t_stop = now_ns();
     }
   }
-  for (int i = 0; i < n; ++i)
-    if (rs[i].get(120s) != static_cast<uint64_t>(i) * 2 + 1) return fail("a wrong result");
+  auto give_up = [&](const std::string& why) {
+    kill(static_cast<pid_t>(pids[victim]), SIGKILL);  // a stopped rank would keep mpirun waiting
+    return fail(why);
+  };
+  try {
+    for (int i = 0; i < n; ++i)
+      if (rs[i].get(120s) != static_cast<uint64_t>(i) * 2 + 1) return give_up("a wrong result");
+  } catch (const weft::Error& e) {
+    return give_up(std::string("a task failed: ") + e.what());
+  }
   std::printf("SIGSTOP of rank %d after task %d: all %d results correct, %.0f ms after the stop\n",
               victim, stop_at, n, ms_since(t_stop));
   const int64_t t_cont = now_ns();
   kill(static_cast<pid_t>(pids[victim]), SIGCONT);
   if (!wait_for_file(dir / ("exited." + std::to_string(victim)),
                      std::chrono::milliseconds(static_cast<int64_t>(bound))))
-    return fail("the fenced rank did not end after SIGCONT");
+    return give_up("the fenced rank did not end after SIGCONT");
   std::printf("FENCED_EXIT_MS %.1f\n", ms_since(t_cont));
   std::printf("STOP_MID_JOB_OK\n");
   std::fflush(stdout);
