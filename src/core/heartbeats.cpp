@@ -69,7 +69,11 @@ void EventLoop::heartbeat_tick() {
   // may be waiting in a ring while this rank was busy.
   transport_.poll(*this);
   if (!detector_ || stop_.load(std::memory_order_acquire)) return;
-  for (const head::DeadRank& d : detector_->tick(std::chrono::steady_clock::now())) {
+  // A silent rank of this host whose process still runs is only slow (one long turn: a pull
+  // waiting for store room, a restore): spared up to 10 x the timeout. A stopped one, or one on
+  // another host (nothing to ask), is declared at the timeout.
+  auto running = [this](int r) { return transport_.peer_running(r).value_or(false); };
+  for (const head::DeadRank& d : detector_->tick(std::chrono::steady_clock::now(), running)) {
     if (rank_ == 0) {
       declare_dead(d);
     } else {

@@ -12,6 +12,7 @@ FailureDetector::FailureDetector(std::vector<int> ranks, milliseconds timeout,
                                  Clock::time_point start, milliseconds max_tick_gap)
     : timeout_(timeout),
       max_gap_(max_tick_gap.count() > 0 ? max_tick_gap : timeout / 2),
+      busy_limit_(timeout * 10),
       last_tick_(start) {
   if (timeout.count() <= 0) throw std::invalid_argument("FailureDetector: timeout must be > 0");
   std::sort(ranks.begin(), ranks.end());
@@ -37,7 +38,7 @@ bool FailureDetector::watching(int rank) const {
                      [rank](const Watched& w) { return w.rank == rank; });
 }
 
-std::vector<DeadRank> FailureDetector::tick(Clock::time_point now) {
+std::vector<DeadRank> FailureDetector::tick(Clock::time_point now, const RunningFn& running) {
   std::vector<DeadRank> dead;
   if (now <= last_tick_) return dead;
   const auto gap = now - last_tick_;
@@ -55,9 +56,15 @@ std::vector<DeadRank> FailureDetector::tick(Clock::time_point now) {
       ++i;
       continue;
     }
+    const bool busy = running && running(watched_[i].rank);
+    if (busy && silent <= busy_limit_) {
+      ++i;
+      continue;
+    }
     dead.push_back({watched_[i].rank, silent,
-                    "no heartbeat for " + std::to_string(silent.count()) +
-                        " ms, failure_timeout_ms = " + std::to_string(timeout_.count())});
+                    "no heartbeat for " + std::to_string(silent.count()) + " ms" +
+                        (busy ? " while its process runs (its event loop does not turn)" : "") +
+                        ", failure_timeout_ms = " + std::to_string(timeout_.count())});
     watched_.erase(watched_.begin() + static_cast<std::ptrdiff_t>(i));
   }
   return dead;

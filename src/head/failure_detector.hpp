@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,15 @@ class FailureDetector {
   // The rank was reported failed some other way (its process exited, UCX): stop watching it, so
   // it is not declared a second time.
   void forget(int rank);
+  // Whether a silent rank's process is known to be running (not stopped): true holds off its
+  // declaration up to busy_limit; false or unknown (another host) declares it at the timeout.
+  using RunningFn = std::function<bool(int rank)>;
   // Ranks silent for longer than the timeout at `now`, each returned once and then no longer
-  // watched.
-  std::vector<DeadRank> tick(Clock::time_point now);
+  // watched. With `running`, a silent rank whose process still runs (its event loop is only
+  // slow: one long turn) is declared only once silent for longer than busy_limit.
+  std::vector<DeadRank> tick(Clock::time_point now, const RunningFn& running = {});
+  // How long a running but silent rank is spared (default: 10 x the timeout).
+  void set_busy_limit(std::chrono::milliseconds limit) { busy_limit_ = limit; }
 
   bool watching(int rank) const;
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -53,7 +60,7 @@ class FailureDetector {
     Clock::time_point last;  // last heartbeat, moved later by the watcher's own pauses
   };
   std::vector<Watched> watched_;
-  std::chrono::milliseconds timeout_, max_gap_;
+  std::chrono::milliseconds timeout_, max_gap_, busy_limit_;
   Clock::time_point last_tick_;
   size_t pauses_ = 0;
 };

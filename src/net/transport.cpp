@@ -62,6 +62,9 @@ class TransportImpl {
   void wake();
   bool idle() const;
   void declare_failed(int rank, const std::string& reason);
+  std::optional<bool> peer_running(int rank) const {
+    return liveness_ ? liveness_->running(rank) : std::nullopt;
+  }
   TransportStats stats() const;
   const Topology& topo() const { return topo_; }
   int register_region(void* base, size_t len);
@@ -456,6 +459,7 @@ bool Transport::idle() const { return impl_->idle(); }
 void Transport::declare_failed(int rank, const std::string& reason) {
   impl_->declare_failed(rank, reason);
 }
+std::optional<bool> Transport::peer_running(int rank) const { return impl_->peer_running(rank); }
 const Topology& Transport::topology() const { return impl_->topo(); }
 TransportStats Transport::stats() const { return impl_->stats(); }
 int Transport::register_region(void* base, size_t len) { return impl_->register_region(base, len); }

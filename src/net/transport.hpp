@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ class Transport {
   // reason) from the next poll, once, whichever way the failure is learnt first. Used for ranks
   // the head declares dead (heartbeats) and to fence them.
   void declare_failed(int rank, const std::string& reason);
+  // Whether `rank`'s process runs (exists, not stopped), known only for ranks on this host
+  // (HostLiveness); nullopt elsewhere. For the heartbeats' decision on a silent rank.
+  std::optional<bool> peer_running(int rank) const;
   const Topology& topology() const;
   TransportStats stats() const;
 

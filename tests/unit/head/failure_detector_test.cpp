@@ -105,6 +105,45 @@ TEST(FailureDetector, ClockGoingBackwardsIsIgnored) {
   EXPECT_EQ(dead[0].silent, 600ms);
 }
 
+TEST(FailureDetector, ARunningButSilentRankIsSparedUpToTheBusyLimit) {
+  // One long turn (its process runs, its loop does not answer) is not a hang until busy_limit;
+  // a stopped process is declared at the timeout.
+  FailureDetector d({1, 2}, 500ms, t0);
+  d.set_busy_limit(2s);
+  auto running = [](int rank) { return rank == 1; };  // rank 2 is stopped
+  std::vector<DeadRank> dead;
+  for (auto t = t0 + 100ms; t <= t0 + 1s; t += 100ms)
+    for (auto& x : d.tick(t, running)) dead.push_back(x);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].rank, 2);
+  EXPECT_EQ(dead[0].reason, "no heartbeat for 600 ms, failure_timeout_ms = 500");
+  dead.clear();
+  for (auto t = t0 + 1100ms; t <= t0 + 2s; t += 100ms)
+    for (auto& x : d.tick(t, running)) dead.push_back(x);
+  EXPECT_TRUE(dead.empty()) << "rank 1 declared after " << dead[0].silent.count() << " ms";
+  for (auto t = t0 + 2100ms; t <= t0 + 3s; t += 100ms)
+    for (auto& x : d.tick(t, running)) dead.push_back(x);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].rank, 1);
+  EXPECT_EQ(dead[0].reason,
+            "no heartbeat for 2100 ms while its process runs (its event loop does not turn), "
+            "failure_timeout_ms = 500");
+}
+
+TEST(FailureDetector, ASparedRankThatBeatsAgainIsWatchedAsBefore) {
+  FailureDetector d({1}, 500ms, t0);
+  auto running = [](int) { return true; };
+  for (auto t = t0 + 100ms; t <= t0 + 1500ms; t += 100ms) EXPECT_TRUE(d.tick(t, running).empty());
+  d.on_heartbeat(1, t0 + 1500ms);  // the long turn ended
+  EXPECT_TRUE(d.watching(1));
+  // Later it stops for real: declared one timeout after its last beat.
+  std::vector<DeadRank> dead;
+  for (auto t = t0 + 1600ms; t <= t0 + 2200ms; t += 100ms)
+    for (auto& x : d.tick(t, [](int) { return false; })) dead.push_back(x);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].silent, 600ms);
+}
+
 TEST(FailureDetector, RejectsAZeroTimeout) {
   EXPECT_THROW(FailureDetector({1}, 0ms, t0), std::invalid_argument);
 }
