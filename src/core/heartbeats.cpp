@@ -9,6 +9,8 @@
 //  * a worker's turn sends kHeartbeat to the head; the head's sends kHeartbeat to every worker.
 //    Each side keeps a head::FailureDetector: the head watches every other rank, each other
 //    rank watches the head.
+//  * slow is not dead: a silent rank of the watcher's host whose process still runs (not
+//    stopped) is spared up to 10 x the timeout (a long turn); others are judged at the timeout.
 //  * a rank silent for failure_timeout_ms is declared dead by the head: one log line names it,
 //    its host and the silence; kRankDead goes to every rank, the dead one included (its notice
 //    to exit, written into its ring before anything of it is dropped); then the head's
