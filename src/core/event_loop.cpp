@@ -18,6 +18,9 @@ std::chrono::microseconds config_us(const Config& cfg, const char* key, int64_t 
   if (v < 0) throw ConfigError(std::string(key) + " must be ≥ 0, got " + std::to_string(v));
   return std::chrono::microseconds(v);
 }
+std::chrono::milliseconds config_ms(const Config& cfg, const char* key, int64_t def) {
+  return std::chrono::milliseconds(config_us(cfg, key, def).count());
+}
 }  // namespace
 
 EventLoop* current_loop() { return g_loop.load(std::memory_order_acquire); }
@@ -45,11 +48,13 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       affinity_logged_(topo.num_nodes, 0),
       failed_(topo.size),
       borrow_(topo.rank, objects_, failed_),
-      pg_(ranks, topo.rank) {
+      pg_(ranks, topo.rank),
+      failure_timeout_(config_ms(cfg, "failure_timeout_ms", 500)) {
   detail::actor_ready_method();  // registered on every rank before any actor can be called
 }
 
 EventLoop::~EventLoop() {
+  heartbeat_.reset();  // its beats run turns of this loop
   if (thread_.joinable()) {
     stop_ = true;
     transport_.wake();
@@ -181,14 +186,20 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
     WEFT_LOG(Debug) << "rank " << rank << " left while this rank ends: " << reason;
     return;
   }
-  WEFT_LOG(Error) << "rank " << rank << " failed: " << reason;
   if (puller_) puller_->peer_failed(rank, reason);  // pulls from it fail, its pins go
-  fail_work_on(rank, reason);
   if (rank == 0 && rank_ != 0) {
-    WEFT_LOG(Error) << "rank 0 (driver and head) is gone; this rank stops serving";
+    // The job cannot go on without its driver and head: one line, then this rank ends.
+    WEFT_LOG(Error) << topo_.describe(0) << " (the driver and head) failed: " << reason
+                    << "; the job is over, " << topo_.describe(rank_) << " stops serving";
+    ended_by_failure_ = true;
     exit_code_ = 1;
     stop_ = true;
+    fail_work_on(rank, reason);
+    return;
   }
+  WEFT_LOG(Error) << topo_.describe(rank) << " failed: " << reason;
+  heartbeat_peer_failed(rank, reason);  // the head tells every rank (heartbeats.cpp)
+  fail_work_on(rank, reason);
 }
 
 // --- named actors (rank 0 holds the directory) ------------------------------------------------

@@ -27,6 +27,7 @@
 #include "core/exec_gate.hpp"
 #include "core/exec_item.hpp"
 #include "core/failed_ranks.hpp"
+#include "core/heartbeat_thread.hpp"
 #include "core/invoke.hpp"
 #include "core/msg_outbox.hpp"
 #include "core/object_puller.hpp"
@@ -39,6 +40,7 @@
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
 #include "head/actor_directory.hpp"
+#include "head/failure_detector.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
 #include "sched/cluster_view.hpp"
@@ -139,6 +141,15 @@ class EventLoop : public net::MessageSink {
   // Ranks this one knows have failed (its transport reported them, or the head's kShutdown
   // named them); read after wait_stopped(). With one, the job cannot end collectively.
   std::vector<int> failed_ranks() const;
+  // Heartbeats (heartbeats.cpp): starts this rank's heartbeat thread and its detector (the head
+  // watches every other rank, the others watch the head), unless failure_timeout_ms is 0. Called
+  // once every rank's loop runs (after the start-up barrier), so no rank is timed from before.
+  void start_heartbeats();
+  // The loop stopped because this rank cannot go on: the head declared it dead (it is fenced),
+  // or the head is gone. The reason was logged once; the rank ends without collectives.
+  bool ended_by_failure() const { return ended_by_failure_.load(std::memory_order_acquire); }
+  // This rank was declared dead by the head and fenced (ended_by_failure() is true too).
+  bool fenced() const { return fenced_.load(std::memory_order_acquire); }
 
   // Any thread: queue a command for the loop thread.
   void post(Command c);
@@ -282,6 +293,14 @@ class EventLoop : public net::MessageSink {
   void pump_actor(ActorInstance& a);
   void fail_actor_call(const ActorInstance& a, const ActorCallItem& c);
   void kill_local_actor(ActorInstance& a, const std::string& why);
+
+  // heartbeats, declarations and fencing (heartbeats.cpp)
+  void heartbeat_tick();  // a turn's share of a heartbeat: send, then look for silent ranks
+  void handle_heartbeat(int src, const char* data, size_t len);
+  void handle_rank_dead(int src, const char* data, size_t len);
+  void declare_dead(const head::DeadRank& d);  // the head: tell every rank, then fence it
+  void fence_self(const std::string& reason);  // the head declared this rank dead
+  void heartbeat_peer_failed(int rank, const std::string& reason);  // from on_peer_failed
 
   // head (rank 0): named actors
   void handle_name_register(int src, const char* data, size_t len);
@@ -450,6 +469,15 @@ class EventLoop : public net::MessageSink {
 
   // --- placement groups (every rank; the head's manager on rank 0) ---
   PgRankState pg_;
+
+  // --- heartbeats (heartbeats.cpp) ---
+  const std::chrono::milliseconds failure_timeout_;  // 0: heartbeats off
+  std::optional<head::FailureDetector> detector_;    // loop thread (token holder)
+  std::atomic<bool> beat_queued_{false};             // a heartbeat turn is queued as a command
+  std::atomic<bool> ended_by_failure_{false};
+  std::atomic<bool> fenced_{false};
+  uint64_t beat_seq_ = 0;
+  std::unique_ptr<HeartbeatThread> heartbeat_;  // last member: stopped first
 };
 
 // The loop of the running runtime (null when none).

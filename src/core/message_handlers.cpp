@@ -46,6 +46,9 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
     on(Msg::kBacklog, route<&EventLoop::handle_backlog>);
     on(Msg::kStealRequest, route<&EventLoop::handle_steal_request>);
     on(Msg::kStealReply, route<&EventLoop::handle_steal_reply>);
+    // failure detection (heartbeats.cpp)
+    on(Msg::kHeartbeat, route<&EventLoop::handle_heartbeat>);
+    on(Msg::kRankDead, route<&EventLoop::handle_rank_dead>);
     on(Msg::kGetObject, route<&EventLoop::handle_get_object>);
     on(Msg::kObjectValue, route<&EventLoop::handle_object_value>);
     // actors (actor_host.cpp) and the head's directory

@@ -183,6 +183,7 @@ void start(int* argc, char*** argv) {
   core::set_current_loop(rt->loop.get());
   rt->loop->start();
   MPI_Barrier(MPI_COMM_WORLD);
+  rt->loop->start_heartbeats();  // every loop runs now: nobody is timed from before its start
   WEFT_LOG(Info) << "rank " << rt->topo.rank << "/" << rt->topo.size << " up on node "
                  << rt->topo.node << " of " << rt->topo.num_nodes << ", job " << rt->topo.job_id;
   g_rt = rt.release();
@@ -198,7 +199,10 @@ int finish() {
   // the store's close, and no MPI_Finalize, whose fence in Open MPI 4 waits forever for the dead
   // rank about one time in twenty (mpirun --enable-recovery accepts an exit without it).
   const std::vector<int> failed = rt->loop->failed_ranks();
-  if (!failed.empty()) {
+  const bool fenced = rt->loop->fenced();
+  if (!failed.empty() && rt->loop->ended_by_failure()) {
+    // This rank was fenced, or lost the head: the loop said why, once.
+  } else if (!failed.empty()) {
     std::string ranks;
     for (int f : failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(f);
     WEFT_LOG(Warn) << "ranks gone (" << ranks << "): this rank ends without waiting for others";
@@ -210,8 +214,10 @@ int finish() {
   core::set_store_client(nullptr);  // the job is over: the store's creator drops everything
   rt->loop.reset();
   rt->transport.reset();
-  // Attached ranks first, the creator after a barrier (none when a rank failed).
-  rt->store->close(MPI_COMM_WORLD, failed);
+  // Attached ranks first, the creator after a barrier (none when a rank failed). A fenced rank
+  // leaves its node's files alone: the live ranks there still use them, and the head removes
+  // the folder of a failed creator at the end.
+  if (!fenced) rt->store->close(MPI_COMM_WORLD, failed);
   rt->store.reset();
   rt->finished = true;
   int code = rt->exit_code;

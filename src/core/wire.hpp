@@ -35,6 +35,9 @@ enum class Msg : uint16_t {
   kBacklog = 14,       // rank → all: this many stealable tasks wait at my gate (work_stealing.cpp)
   kStealRequest = 15,  // idle rank → victim: send me queued tasks for this many free CPUs
   kStealReply = 16,    // victim → thief: how many tasks it sent (kSubmitTask each, before this)
+  // failure detection (heartbeats.cpp)
+  kHeartbeat = 17,     // rank → head and head → rank, every failure_timeout_ms / 5
+  kRankDead = 18,      // head → every rank: this rank is declared dead (to itself: it is fenced)
   // objects in the node store (object_transfer.cpp)
   kStoredResult = 20,  // executor → owner: the result is a primary in the executor's node store
   kObjectLocation = 21,  // owner → borrower: the value lies in `holder`'s node store

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "common/process_alive.hpp"
 #include "net/allgather.hpp"
@@ -33,6 +35,20 @@ HostLiveness::HostLiveness(MPI_Comm world, const Topology& topo,
     if (r == topo.rank || topo.host_of_rank[r] != host || namespace_of(all[r]) != ns) continue;
     watched_.push_back({r, std::stol(all[r].substr(all[r].rfind('|') + 1))});
   }
+}
+
+std::optional<bool> HostLiveness::running(int rank) const {
+  for (const Watched& w : watched_) {
+    if (w.rank != rank) continue;
+    // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
+    std::ifstream in("/proc/" + std::to_string(w.pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) return false;  // gone
+    const char state = stat[close + 2];
+    return state != 'T' && state != 't' && state != 'Z' && state != 'X';
+  }
+  return std::nullopt;
 }
 
 std::vector<std::pair<int, std::string>> HostLiveness::poll() {

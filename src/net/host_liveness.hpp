@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,10 @@ class HostLiveness {
   // Peers found gone since the last call, with the reason; at most one scan per interval.
   std::vector<std::pair<int, std::string>> poll();
   size_t watched() const { return watched_.size(); }
+  // Whether `rank`'s process on this host runs (it exists and is not stopped: /proc/<pid>/stat
+  // is not in state T, t, Z or X); nullopt for a rank not on this host (or not watched).
+  // A syscall per call: for the heartbeats' decision on a silent rank, not for hot paths.
+  std::optional<bool> running(int rank) const;
 
  private:
   struct Watched {

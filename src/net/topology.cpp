@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/log.hpp"
+#include "net/allgather.hpp"
 #include "weft/errors.hpp"
 
 namespace weft::net {
@@ -50,6 +51,13 @@ std::vector<int> split_nodes(const std::vector<int>& physical_of_rank, int virtu
   return node_of_rank;
 }
 
+std::string Topology::describe(int r) const {
+  std::string s = "rank " + std::to_string(r);
+  if (r >= 0 && static_cast<size_t>(r) < host_names.size() && !host_names[r].empty())
+    s += " on host " + host_names[r];
+  return s;
+}
+
 Topology discover_topology(MPI_Comm world, const Config& cfg) {
   const int64_t vn = cfg.get_int("virtual_nodes", 1);
   if (vn < 1 || vn > (1 << 20)) {
@@ -87,6 +95,9 @@ Topology discover_topology(MPI_Comm world, const Config& cfg) {
   }
   MPI_Bcast(id, 16, MPI_CHAR, 0, world);
   t.job_id = id;
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  t.host_names = allgather_bytes(world, host);
   WEFT_LOG(Debug) << "net: rank " << t.rank << " on node " << t.node << "/" << t.num_nodes
                   << " local " << t.local_index << "/" << t.local_ranks.size() << " job "
                   << t.job_id;

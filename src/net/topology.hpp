@@ -17,11 +17,14 @@ struct Topology {
   int node = 0, num_nodes = 1;    // node index after virtual-node splitting
   std::vector<int> node_of_rank;  // size entries
   std::vector<int> host_of_rank;  // physical host (shared-memory domain) label, before splitting
+  std::vector<std::string> host_names;  // each rank's hostname, for logs and errors
   std::vector<int> local_ranks;   // ranks on my node, ascending
   int local_index = 0;            // my position in local_ranks
   std::string job_id;             // same on every rank, unique per job (hex)
 
   bool same_node(int other) const { return node_of_rank[other] == node; }
+  // "rank 2 on host h1" (the host is left out when unknown).
+  std::string describe(int r) const;
 };
 
 // Collective over `world`. Nodes are the MPI_COMM_TYPE_SHARED groups; config `virtual_nodes`

@@ -61,6 +61,10 @@ class TransportImpl {
   void wait(std::chrono::microseconds timeout);
   void wake();
   bool idle() const;
+  void declare_failed(int rank, const std::string& reason);
+  std::optional<bool> peer_running(int rank) const {
+    return liveness_ ? liveness_->running(rank) : std::nullopt;
+  }
   TransportStats stats() const;
   const Topology& topo() const { return topo_; }
   int register_region(void* base, size_t len);
@@ -117,6 +121,7 @@ class TransportImpl {
   bool has_remote_ = false;
   bool partial_progress_ = false;
   MessageSink* sink_ = nullptr;  // set during poll(): UCX delivers from inside progress
+  std::vector<std::pair<int, std::string>> declared_;  // declare_failed(), for report_failures
   TransportStats stats_;
 };
 
@@ -264,13 +269,18 @@ void TransportImpl::report_failures(MessageSink& sink) {
   if (liveness_) failures = liveness_->poll();  // this host's peers, shared-memory ones included
   if (ucx_ && ucx_->has_new_failures())
     for (auto& f : ucx_->take_new_failures()) failures.push_back(std::move(f));
-  for (auto& [rank, reason] : failures) {
+  const size_t first_declared = failures.size();
+  for (auto& f : declared_) failures.push_back(std::move(f));
+  declared_.clear();
+  for (size_t i = 0; i < failures.size(); ++i) {
+    const auto& [rank, reason] = failures[i];
     Peer& p = peers_[rank];
     if (p.failed) continue;
     p.failed = true;
     p.out.clear();
     if (msgr_) msgr_->drop_peer(rank);
-    if (ucx_ && p.kind == Kind::kUcx) ucx_->mark_failed(rank, reason);  // fails its RMA reads
+    // Fails its RMA reads; a declared failure was logged where it was declared.
+    if (ucx_ && p.kind == Kind::kUcx) ucx_->mark_failed(rank, reason, i < first_declared);
     if (bulk_) bulk_->fail_peer(rank, reason);
     sink.on_peer_failed(rank, reason);
   }
@@ -356,6 +366,13 @@ bool TransportImpl::idle() const {
   return true;
 }
 
+void TransportImpl::declare_failed(int rank, const std::string& reason) {
+  if (rank < 0 || rank >= topo_.size || rank == topo_.rank || peers_[rank].failed) return;
+  // A ring write lands even while its reader is stopped; UCX keeps a send already handed to it.
+  if (!peers_[rank].out.empty()) flush(rank);
+  declared_.emplace_back(rank, reason);
+}
+
 TransportStats TransportImpl::stats() const {
   TransportStats s = stats_;
   s.max_ucx_in_flight = msgr_ ? msgr_->max_in_flight() : 0;
@@ -439,6 +456,10 @@ size_t Transport::poll(MessageSink& sink) { return impl_->poll(sink); }
 void Transport::wait(std::chrono::microseconds timeout) { impl_->wait(timeout); }
 void Transport::wake() { impl_->wake(); }
 bool Transport::idle() const { return impl_->idle(); }
+void Transport::declare_failed(int rank, const std::string& reason) {
+  impl_->declare_failed(rank, reason);
+}
+std::optional<bool> Transport::peer_running(int rank) const { return impl_->peer_running(rank); }
 const Topology& Transport::topology() const { return impl_->topo(); }
 TransportStats Transport::stats() const { return impl_->stats(); }
 int Transport::register_region(void* base, size_t len) { return impl_->register_region(base, len); }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ class Transport {
   // Thread-safe: wake this rank's event loop.
   void wake();
   bool idle() const;  // nothing queued or in flight
+  // Treat `rank` as failed from now on, as if the transport had found it dead: what is queued for
+  // it is pushed out once more (best effort: a notice queued just before goes first), then its
+  // outbox is dropped, nothing more of it is delivered, and the sink hears on_peer_failed(rank,
+  // reason) from the next poll, once, whichever way the failure is learnt first. Used for ranks
+  // the head declares dead (heartbeats) and to fence them.
+  void declare_failed(int rank, const std::string& reason);
+  // Whether `rank`'s process runs (exists, not stopped), known only for ranks on this host
+  // (HostLiveness); nullopt elsewhere. For the heartbeats' decision on a silent rank.
+  std::optional<bool> peer_running(int rank) const;
   const Topology& topology() const;
   TransportStats stats() const;
 

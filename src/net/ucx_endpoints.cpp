@@ -126,12 +126,12 @@ void UcxEndpoints::on_ep_error(void* arg, ucp_ep_h, ucs_status_t status) {
   a->self->mark_failed(a->rank, std::string("UCX endpoint error: ") + ucs_status_string(status));
 }
 
-void UcxEndpoints::mark_failed(int rank, const std::string& reason) {
+void UcxEndpoints::mark_failed(int rank, const std::string& reason, bool log) {
   if (failed(rank)) return;
   failure_[rank] = "rank " + std::to_string(rank) + " (node " +
                    std::to_string(topo_.node_of_rank[rank]) + ") unreachable: " + reason;
   new_failures_.emplace_back(rank, failure_[rank]);
-  WEFT_LOG(Warn) << "net: " << failure_[rank];
+  if (log) WEFT_LOG(Warn) << "net: " << failure_[rank];
 }
 
 std::vector<std::pair<int, std::string>> UcxEndpoints::take_new_failures() {

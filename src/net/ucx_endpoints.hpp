@@ -33,8 +33,9 @@ class UcxEndpoints {
 
   bool failed(int rank) const { return !failure_[rank].empty(); }
   const std::string& failure(int rank) const { return failure_[rank]; }
-  // Records a failure once; later calls for the same rank are ignored.
-  void mark_failed(int rank, const std::string& reason);
+  // Records a failure once; later calls for the same rank are ignored. `log`: say so (false when
+  // the failure was learnt elsewhere and logged there).
+  void mark_failed(int rank, const std::string& reason, bool log = true);
   // Failures recorded since the last call, for the transport to report to its sink.
   std::vector<std::pair<int, std::string>> take_new_failures();
   bool has_new_failures() const { return !new_failures_.empty(); }
