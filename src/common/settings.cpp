@@ -127,6 +127,11 @@ const std::vector<Setting>& table() {
        .kind = K::kBool,
        .default_value = "true",
        .doc = "idle ranks sleep until UCX traffic arrives"},
+      // Fault tolerance
+      {.name = "checkpoint_dir",
+       .kind = K::kString,
+       .default_doc = "$TMPDIR/weft-<job>/checkpoints (/tmp without TMPDIR)",
+       .doc = "where actor checkpoints are written (a shared file system for multi-host jobs)"},
       // Event loop and logging
       {.name = "steal_delay_us",
        .kind = K::kInt,

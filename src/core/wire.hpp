@@ -108,6 +108,7 @@ class WireReader {
                                " where " + std::to_string(r_.remaining()) + " bytes are left");
     return n;
   }
+  size_t remaining() const { return r_.remaining(); }
   // The rest of the message.
   std::pair<const char*, size_t> rest() {
     size_t n = r_.remaining();
