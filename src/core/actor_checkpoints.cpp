@@ -41,6 +41,17 @@ std::vector<char> CheckpointState::encode() const {
     put(out, static_cast<int32_t>(caller));
     put(out, next);
   }
+  size_t kept = 0;
+  for (const auto& [caller, rs] : results) kept += rs.size();
+  put(out, static_cast<uint64_t>(kept));
+  for (const auto& [caller, rs] : results) {
+    for (const Result& r : rs) {
+      put(out, static_cast<int32_t>(caller));
+      put(out, r.seq);
+      put(out, static_cast<uint64_t>(r.value.size()));
+      out.insert(out.end(), r.value.begin(), r.value.end());
+    }
+  }
   put(out, static_cast<uint64_t>(object.size()));
   out.insert(out.end(), object.begin(), object.end());
   return out;
@@ -59,6 +70,19 @@ CheckpointState CheckpointState::decode(std::span<const char> bytes, const std::
     const int32_t caller = take<int32_t>(bytes, pos, what);
     s.done_next[caller] = take<uint64_t>(bytes, pos, what);
   }
+  const uint64_t kept = take<uint64_t>(bytes, pos, what);
+  if (kept > (bytes.size() - pos) / 20)
+    throw Error(what + ": the state names more results than it has bytes for");
+  for (uint64_t i = 0; i < kept; ++i) {
+    const int32_t caller = take<int32_t>(bytes, pos, what);
+    Result r;
+    r.seq = take<uint64_t>(bytes, pos, what);
+    const uint64_t n = take<uint64_t>(bytes, pos, what);
+    if (n > bytes.size() - pos) throw Error(what + ": a kept result runs past the state's end");
+    r.value.assign(bytes.data() + pos, bytes.data() + pos + n);
+    pos += n;
+    s.results[caller].push_back(std::move(r));
+  }
   const uint64_t size = take<uint64_t>(bytes, pos, what);
   if (size != bytes.size() - pos)
     throw Error(what + ": the state says " + std::to_string(size) + " bytes of object, " +
@@ -75,9 +99,14 @@ ActorCheckpointer::ActorCheckpointer(std::filesystem::path file, std::string cla
       policy_(policy),
       last_write_(std::chrono::steady_clock::now()) {}
 
-void ActorCheckpointer::note_call(int caller, uint64_t seq) {
+void ActorCheckpointer::note_call(int caller, uint64_t seq, const std::vector<char>* value) {
   uint64_t& next = state_.done_next[caller];
   if (seq + 1 > next) next = seq + 1;
+  if (value && value->size() <= CheckpointState::kMaxResultBytes) {
+    auto& rs = state_.results[caller];
+    if (rs.size() == CheckpointState::kResultsPerCaller) rs.erase(rs.begin());
+    rs.push_back({seq, *value});
+  }
   ++state_.calls;
   ++since_;
 }
@@ -100,17 +129,22 @@ void ActorCheckpointer::write(const void* object) {
       file_, ft::CheckpointHeader{class_name_, ft::current_build_id(), state_.calls}, bytes);
   since_ = 0;
   last_write_ = std::chrono::steady_clock::now();
+  if (!written_) written_ = first_write_ = true;
 }
 
-bool ActorCheckpointer::restore(void* object) {
+bool ActorCheckpointer::restore(void* object, bool expected) {
   if (!cls_ || !cls_->load_state) return false;  // never checkpointed: nothing to restore
   ft::remove_checkpoint_temporaries(file_);      // its writer died with the old rank
   ft::Checkpoint c;
   try {
     c = ft::read_checkpoint(file_, class_name_, ft::current_build_id());
   } catch (const CheckpointError& e) {
-    if (e.kind() == CheckpointError::Kind::kMissing) return false;
-    throw;
+    if (e.kind() != CheckpointError::Kind::kMissing) throw;
+    if (!expected) return false;
+    throw CheckpointError(CheckpointError::Kind::kMissing, file_.string(),
+                          "an earlier incarnation of this actor wrote its checkpoint, but the "
+                          "file is not there on this host",
+                          "set checkpoint_dir to a file system every host of the job sees");
   }
   const std::string what = "checkpoint file " + file_.string();
   CheckpointState s = CheckpointState::decode(c.state, what);
@@ -122,9 +156,18 @@ bool ActorCheckpointer::restore(void* object) {
   }
   s.object.clear();
   state_ = std::move(s);
+  written_ = true;  // the file exists: the creator knows already
   since_ = 0;
   last_write_ = std::chrono::steady_clock::now();
   return true;
+}
+
+const std::vector<char>* ActorCheckpointer::result_of(int caller, uint64_t seq) const {
+  auto it = state_.results.find(caller);
+  if (it == state_.results.end()) return nullptr;
+  for (const auto& r : it->second)
+    if (r.seq == seq) return &r.value;
+  return nullptr;
 }
 
 bool ActorCheckpointer::completed(int caller, uint64_t seq) const {

@@ -26,6 +26,7 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   CheckpointPolicy policy;
   policy.every = r.get<int32_t>();
   policy.interval = std::chrono::milliseconds(r.get<int64_t>());
+  const bool expect_checkpoint = r.get<uint8_t>() != 0;
   item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
@@ -43,6 +44,7 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   a.name = item.name;
   a.incarnation = incarnation;
   a.policy = policy;
+  a.expect_checkpoint = expect_checkpoint;
   a.ckpt = make_checkpointer(a, max_restarts != 0);  // actor_host_checkpoints.cpp
   if (auto it = orphan_calls_.find(item.actor); it != orphan_calls_.end()) {
     auto calls = std::move(it->second);
@@ -144,13 +146,19 @@ void EventLoop::pump_actor(ActorInstance& a) {
                  : detail::ErrorInfo{.kind = detail::ErrorKind::kGeneric,
                                      .rank = rank_,
                                      .message =
-                                         "weft::checkpoint: this actor's class is not "
-                                         "serializable"};
+                                         "weft::checkpoint: checkpoints need a serializable "
+                                         "class and max_concurrency = 1"};
       } else {
         e = invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out,
                               "method", &contained);
         if (ckpt) {  // after the call, before its result leaves: no completed call is lost
-          ckpt->note_call(c.caller, c.seq);
+          // Its result too, when small and free of refs: a restart answers a re-sent call
+          // that had completed with it (actor_checkpoints.hpp).
+          const bool keep = e.kind == detail::ErrorKind::kNone && contained.empty() &&
+                            out.size() <= CheckpointState::kMaxResultBytes;
+          std::vector<char> kept;
+          if (keep) kept.assign(out.data(), out.data() + out.size());
+          ckpt->note_call(c.caller, c.seq, keep ? &kept : nullptr);
           if (ckpt->due(std::chrono::steady_clock::now())) {
             detail::ErrorInfo we =
                 run_guarded(rank_, "actor checkpoint", [&] { ckpt->write(obj.get()); });
@@ -168,8 +176,10 @@ void EventLoop::pump_actor(ActorInstance& a) {
       std::vector<char> value = out.take();
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
+      const bool announce = ckpt && ckpt->take_first_write();  // before the result: see header
       run_or_post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
-                   contained = std::move(contained)](EventLoop& l) mutable {
+                   contained = std::move(contained), announce](EventLoop& l) mutable {
+        if (announce) l.actor_checkpointed(id);  // a restart must then find a checkpoint
         if (stored >= 0)
           l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),
                                std::move(contained));

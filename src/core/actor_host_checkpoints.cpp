@@ -34,12 +34,19 @@ std::shared_ptr<ActorCheckpointer> EventLoop::make_checkpointer(const ActorInsta
   const detail::ClassEntry* ce = detail::find_class(a.class_id);
   if (!ce || !ce->save_state) return nullptr;  // not serializable: restarts use the constructor
   if (!a.policy.on() && !restartable) return nullptr;
+  // One call at a time: a checkpoint is the state between two calls, and the checkpointer is
+  // used by the call's thread without a lock (api.cpp refuses checkpoint options otherwise).
+  if (a.max_concurrency != 1) return nullptr;
   const std::string key = a.name.empty() ? a.id.str() : a.name;
   return std::make_shared<ActorCheckpointer>(ft::checkpoint_path(checkpoint_dir(), key), ce->name,
                                              ce, a.policy);
 }
 
 void EventLoop::reply_completed_before(const ActorInstance& a, const ActorCallItem& c) {
+  if (const std::vector<char>* value = a.ckpt->result_of(c.caller, c.seq)) {
+    send_result(c.ret.owner, c.ret, true, *value, {});  // the result the checkpoint kept
+    return;
+  }
   detail::ErrorInfo e;
   e.kind = detail::ErrorKind::kActorDied;
   e.rank = rank_;
@@ -50,7 +57,8 @@ void EventLoop::reply_completed_before(const ActorInstance& a, const ActorCallIt
               a.id.str() + " completed before its rank failed: its effect is in the checkpoint " +
               a.ckpt->file().string() + " the actor was restored from on rank " +
               std::to_string(rank_) +
-              ", its result was lost with that rank, and it is not run twice";
+              ", its result (not kept: large, holding refs, or older than the 8 latest of that "
+              "caller) was lost with that rank, and it is not run twice";
   send_result(c.ret.owner, c.ret, false, {}, e);
 }
 

@@ -38,7 +38,7 @@ std::string ActorLife::history() const {
 }
 
 void EventLoop::send_creation(const PendingCall& call, uint32_t incarnation,
-                              std::vector<StatePtr> refs) {
+                              std::vector<StatePtr> refs, bool expect_checkpoint) {
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(call.actor.id);
@@ -51,6 +51,7 @@ void EventLoop::send_creation(const PendingCall& call, uint32_t incarnation,
   w.put<int32_t>(call.opts.max_restarts);
   w.put<int32_t>(call.opts.checkpoint_every);
   w.put<int64_t>(call.opts.checkpoint_interval_ms);
+  w.put<uint8_t>(expect_checkpoint ? 1 : 0);
   detail::dedupe_refs(refs);
   put_ref_ids(w, refs);
   w.put_bytes(call.args.data(), call.args.size());
@@ -108,7 +109,7 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
     WEFT_LOG(Warn) << "restarting " << died << " on rank " << target << " (restart "
                    << life.restarts << " of "
                    << (max < 0 ? std::string("no limit") : std::to_string(max)) << ")";
-    send_creation(*life.spec, life.incarnation, life.spec->contained);
+    send_creation(*life.spec, life.incarnation, life.spec->contained, life.checkpointed);
     u.rank = target;
     u.failed = u.died = false;
     {
@@ -117,6 +118,23 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
     }
     settle_unplaced(id, u);
   }
+}
+
+void EventLoop::actor_checkpointed(const ActorId& id) {
+  if (id.creator == rank_) {
+    if (auto it = lives_.find(id); it != lives_.end()) it->second.checkpointed = true;
+    return;
+  }
+  if (owner_gone(id.creator)) return;
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ActorId>(id);
+  send(id.creator, Msg::kActorCheckpointed, b);
+}
+
+void EventLoop::handle_actor_checkpointed(const char* data, size_t len) {
+  WireReader r(data, len);
+  actor_checkpointed(r.get<ActorId>());
 }
 
 bool EventLoop::relocate_call(std::unique_ptr<PendingCall>& call) {
@@ -142,7 +160,12 @@ bool EventLoop::relocate_call(std::unique_ptr<PendingCall>& call) {
     u.dead_rank = dead;
   }
   call->actor.rank = -1;
-  return resolve_unplaced(call) && !owner_gone(call->actor.rank);
+  if (!resolve_unplaced(call)) return false;  // parked until the creator answers, or failed
+  if (owner_gone(call->actor.rank)) {         // it was not restarted (killed before its rank died)
+    fail_dead_actor_call(*call);
+    return false;
+  }
+  return true;
 }
 
 void EventLoop::keep_call(const PendingCall& call) {

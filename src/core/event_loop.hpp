@@ -83,6 +83,7 @@ struct ActorLife {
   int restarts = 0;           // restarts made
   std::vector<int> ranks;     // every incarnation's rank, in order
   bool dead = false;          // no further restart (killed, or max_restarts used up)
+  bool checkpointed = false;  // its host wrote a checkpoint: a restart must find one
   std::string history() const;  // "2 restarts, on ranks 1, 2, 3"
 };
 
@@ -145,6 +146,7 @@ struct ActorInstance {
   sched::GpuGrant grant;
   uint32_t incarnation = 0;        // > 0: a restart (actor_restarts.cpp)
   CheckpointPolicy policy;         // ActorOptions::checkpoint_every / checkpoint_interval
+  bool expect_checkpoint = false;  // a restart of an actor whose host had written one
   std::shared_ptr<ActorCheckpointer> ckpt;  // null: this actor's state is never written
 };
 
@@ -302,7 +304,10 @@ class EventLoop : public net::MessageSink {
   void reply_completed_before(const ActorInstance& a, const ActorCallItem& c);
 
   // actor_restarts.cpp (creator side): keep the creation, restart on a live rank, or give up.
-  void send_creation(const PendingCall& call, uint32_t incarnation, std::vector<StatePtr> refs);
+  void send_creation(const PendingCall& call, uint32_t incarnation, std::vector<StatePtr> refs,
+                     bool expect_checkpoint = false);
+  void handle_actor_checkpointed(const char* data, size_t len);
+  void actor_checkpointed(const ActorId& id);  // host side, once per actor after its first write
   void keep_life(const PendingCall& call);
   void restart_actors_on(int rank, const std::string& reason);
   // Caller side: a call to an actor whose rank failed waits for its restart (false: it cannot,

@@ -131,7 +131,7 @@ void EventLoop::start_exec(ExecItem item) {
     a.placement = item.placement;
     a.grant = item.grant;
     pool_.submit([this, item = std::move(item), ckpt = a.incarnation > 0 ? a.ckpt : nullptr,
-                  incarnation = a.incarnation] {
+                  incarnation = a.incarnation, expect = a.expect_checkpoint] {
       const detail::ClassEntry* ce = detail::find_class(item.fn_id);
       std::shared_ptr<void> obj;
       std::string name = ce ? ce->name : "class #" + std::to_string(item.fn_id);
@@ -154,7 +154,7 @@ void EventLoop::start_exec(ExecItem item) {
       std::string restore_error;
       if (ckpt && e.kind == detail::ErrorKind::kNone) {
         try {
-          if (ckpt->restore(obj.get()))
+          if (ckpt->restore(obj.get(), expect))
             WEFT_LOG(Info) << "actor " << item.actor.str() << " restart " << incarnation
                            << " on rank " << rank_ << ": state restored from "
                            << ckpt->file().string() << " (" << ckpt->calls() << " calls)";

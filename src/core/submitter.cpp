@@ -515,13 +515,15 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
 }
 
 void EventLoop::kill_actor(const detail::ActorRef& a) {
+  int rank = a.rank;
   if (auto it = lives_.find(a.id); it != lives_.end()) {
     it->second.dead = true;  // killed: never restarted
-    return kill_actor(detail::ActorRef{a.id, it->second.rank, a.class_id});
+    rank = it->second.rank;  // the current incarnation's
+  } else if (a.rank < 0) {
+    return kill_unplaced(a);  // pg_actors.cpp
+  } else if (owner_gone(rank) && a.max_restarts != 0) {
+    rank = placed_rank(a.id);  // restarted elsewhere
   }
-  if (a.rank < 0) return kill_unplaced(a);  // pg_actors.cpp
-  int rank = a.rank;
-  if (owner_gone(rank) && a.max_restarts != 0) rank = placed_rank(a.id);  // restarted elsewhere
   if (rank < 0 || owner_gone(rank)) return;
   serde::Buffer b;
   WireWriter w(b);

@@ -60,6 +60,7 @@ enum class Msg : uint16_t {
   kPgReservations = 40,  // head → every rank: groups CREATED or REMOVED (coalesced updates)
   kActorWhere = 41,    // caller → creator: where is this actor of a PENDING group? (pg_actors.cpp)
   kActorPlaced = 42,   // creator → caller: its rank, or why it will never exist
+  kActorCheckpointed = 45,  // host → creator: this actor's first checkpoint is durable
 };
 
 class WireWriter {

@@ -49,12 +49,16 @@ fs::path scratch(const char* name) {
 TEST(CheckpointState, RoundTripsCallersCallsAndObject) {
   CheckpointState s;
   s.done_next = {{0, 17}, {3, 2}};
+  s.results[0] = {{16, {'r', '1'}}};
   s.calls = 19;
   s.object = {'a', 'b', 'c'};
   const std::vector<char> bytes = s.encode();
   CheckpointState back = CheckpointState::decode(bytes, "test");
   EXPECT_EQ(back.done_next, s.done_next);
   EXPECT_EQ(back.calls, 19u);
+  ASSERT_EQ(back.results[0].size(), 1u);
+  EXPECT_EQ(back.results[0][0].seq, 16u);
+  EXPECT_EQ(back.results[0][0].value, (std::vector<char>{'r', '1'}));
   EXPECT_EQ(back.object, s.object);
 }
 
@@ -102,20 +106,28 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
     ActorCheckpointer w(file, "Tally", &ce, CheckpointPolicy{1, 0ms});
     Tally fresh;
     EXPECT_FALSE(w.restore(&fresh));  // never written: start from the constructor
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 12; ++i) {
       t.seen.push_back(i);
-      w.note_call(2, static_cast<uint64_t>(i));
+      const std::vector<char> result(1, static_cast<char>('a' + i));
+      w.note_call(2, static_cast<uint64_t>(i), &result);
     }
     w.write(&t);
+    EXPECT_TRUE(w.take_first_write());  // the creator is told once
+    EXPECT_FALSE(w.take_first_write());
   }
   ActorCheckpointer r(file, "Tally", &ce, CheckpointPolicy{1, 0ms});
   Tally back;
   ASSERT_TRUE(r.restore(&back));
   EXPECT_EQ(back.seen, t.seen);
-  EXPECT_EQ(r.calls(), 4u);
-  EXPECT_TRUE(r.completed(2, 3));
-  EXPECT_FALSE(r.completed(2, 4));
+  EXPECT_EQ(r.calls(), 12u);
+  EXPECT_TRUE(r.completed(2, 11));
+  EXPECT_FALSE(r.completed(2, 12));
   EXPECT_FALSE(r.completed(1, 0));
+  // The 8 latest results per caller come back with it; older ones do not.
+  ASSERT_NE(r.result_of(2, 11), nullptr);
+  EXPECT_EQ(*r.result_of(2, 11), std::vector<char>(1, 'a' + 11));
+  EXPECT_NE(r.result_of(2, 4), nullptr);
+  EXPECT_EQ(r.result_of(2, 3), nullptr);
   // Another class's reader refuses it, naming the file.
   ActorCheckpointer other(file, "Other", &ce, CheckpointPolicy{});
   try {
@@ -125,6 +137,11 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
     EXPECT_EQ(e.kind(), CheckpointError::Kind::kWrongClass);
     EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos);
   }
+  // Missing where an earlier incarnation wrote one (a checkpoint_dir this host does not see): an
+  // error, not a fresh start.
+  ActorCheckpointer elsewhere(file.parent_path() / "gone.ckpt.h5", "Tally", &ce, {});
+  EXPECT_THROW(elsewhere.restore(&back, /*expected=*/true), CheckpointError);
+  EXPECT_FALSE(elsewhere.restore(&back, /*expected=*/false));
   // A truncated file: an error naming it, never a fresh start.
   fs::resize_file(file, fs::file_size(file) / 2);
   EXPECT_THROW(r.restore(&back), CheckpointError);
