@@ -53,7 +53,7 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
   if (!tasks.empty() || !calls.empty() || !orphans.empty())
     WEFT_LOG(Warn) << "rank " << rank << " is gone: retried " << retried << " task(s), failed "
                    << tasks.size() - retried << " task(s), "
-                   << calls.size() << " actor call(s) and " << orphans.size()
+                   << calls.size() << " actor call(s) in flight (re-sent to restarts or failed) and " << orphans.size()
                    << " borrowed object(s) waiting on it";
 }
 
