@@ -52,20 +52,20 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
   for (const auto& s : orphans) fail_owner_died(s);
   if (!tasks.empty() || !calls.empty() || !orphans.empty())
     WEFT_LOG(Warn) << "rank " << rank << " is gone: retried " << retried << " task(s), failed "
-                   << tasks.size() - retried << " task(s), "
-                   << calls.size() << " actor call(s) in flight (re-sent to restarts or failed) and " << orphans.size()
-                   << " borrowed object(s) waiting on it";
+                   << tasks.size() - retried << " task(s), " << calls.size()
+                   << " actor call(s) in flight (re-sent to restarts or failed) and "
+                   << orphans.size() << " borrowed object(s) waiting on it";
 }
 
 void EventLoop::fail_owner_died(const StatePtr& s) {
-  complete_error(*s,
-                 detail::ErrorInfo{.kind = detail::ErrorKind::kOwnerDied,
-                                   .rank = s->id.owner,
-                                   .message = s->id.str() + " is lost with its owner: rank " +
-                                              std::to_string(s->id.owner) +
-                                              " failed before the value reached rank " +
-                                              std::to_string(rank_)},
-                 completions_);
+  complete_error(
+      *s,
+      detail::ErrorInfo{
+          .kind = detail::ErrorKind::kOwnerDied,
+          .rank = s->id.owner,
+          .message = s->id.str() + " is lost with its owner: rank " + std::to_string(s->id.owner) +
+                     " failed before the value reached rank " + std::to_string(rank_)},
+      completions_);
   on_object_done(s);
 }
 
