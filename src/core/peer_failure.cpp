@@ -58,14 +58,14 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
 }
 
 void EventLoop::fail_owner_died(const StatePtr& s) {
-  complete_error(
-      *s,
-      detail::ErrorInfo{
-          .kind = detail::ErrorKind::kOwnerDied,
-          .rank = s->id.owner,
-          .message = s->id.str() + " is lost with its owner: rank " + std::to_string(s->id.owner) +
-                     " failed before the value reached rank " + std::to_string(rank_)},
-      completions_);
+  complete_error(*s,
+                 detail::ErrorInfo{.kind = detail::ErrorKind::kOwnerDied,
+                                   .rank = s->id.owner,
+                                   .message = s->id.str() + " is lost with its owner: rank " +
+                                              std::to_string(s->id.owner) +
+                                              " failed before the value reached rank " +
+                                              std::to_string(rank_)},
+                 completions_);
   on_object_done(s);
 }
 
