@@ -107,7 +107,7 @@ void EventLoop::accept_call(ActorInstance& a, ActorCallItem call) {
   const int caller = call.caller;
   const uint64_t seq = call.seq;
   const bool skip = call.skip;  // a second skip is harmless: dropped without a warning
-  if (call.resume) {  // a restart: this caller's earlier positions reach it unordered
+  if (call.resume) {            // a restart: this caller's earlier positions reach it unordered
     a.order.start_at(caller, seq, a.ready);
   } else if (call.unordered) {
     a.ready.push_back(std::move(call));  // checked against its checkpoint once restored (pump)
