@@ -154,10 +154,12 @@ bool EventLoop::relocate_call(std::unique_ptr<PendingCall>& call) {
     return false;
   }
   UnplacedActor& u = unplaced_[id];
-  if (id.creator != rank_ && (u.rank == dead || (u.rank >= 0 && owner_gone(u.rank)))) {
-    u.rank = -1;  // ask the creator where it lives now
-    u.asked = false;
-    u.dead_rank = dead;
+  if (id.creator != rank_) {
+    if (u.rank >= 0 && (u.rank == dead || owner_gone(u.rank))) {
+      u.rank = -1;  // ask the creator where it lives now
+      u.asked = false;
+    }
+    if (u.rank < 0 && !u.asked) u.dead_rank = dead;  // answered once it lives elsewhere
   }
   call->actor.rank = -1;
   if (!resolve_unplaced(call)) return false;  // parked until the creator answers, or failed
