@@ -126,9 +126,9 @@ std::optional<ActorHandle<T>> get_actor(const std::string& name) {
 }
 
 // Writes the actor's checkpoint now, after the calls this caller made before (its state as they
-// left it), into the job's checkpoint directory (setting checkpoint_dir). Ready once the file is
-// durable (fsynced and renamed); fails with the CheckpointError's text when it cannot be written.
-// A restart of the actor (ActorOptions::max_restarts) starts from its latest checkpoint.
+// left it), into the job's checkpoint directory (setting actor_checkpoint_dir). Ready once the
+// file is durable (fsynced and renamed); fails with the CheckpointError's text when it cannot be
+// written. A restart of the actor (ActorOptions::max_restarts) starts from its latest checkpoint.
 template <class T>
 ObjectRef<void> checkpoint(const ActorHandle<T>& h) {
   static_assert(detail::checkpointable<T>,

@@ -128,7 +128,7 @@ const std::vector<Setting>& table() {
        .default_value = "true",
        .doc = "idle ranks sleep until UCX traffic arrives"},
       // Fault tolerance
-      {.name = "checkpoint_dir",
+      {.name = "actor_checkpoint_dir",
        .kind = K::kString,
        .default_doc = "$TMPDIR/weft-<job>/checkpoints (/tmp without TMPDIR)",
        .doc = "where actor checkpoints are written (a shared file system for multi-host jobs)"},

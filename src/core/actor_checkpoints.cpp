@@ -144,7 +144,7 @@ bool ActorCheckpointer::restore(void* object, bool expected) {
     throw CheckpointError(CheckpointError::Kind::kMissing, file_.string(),
                           "an earlier incarnation of this actor wrote its checkpoint, but the "
                           "file is not there on this host",
-                          "set checkpoint_dir to a file system every host of the job sees");
+                          "set actor_checkpoint_dir to a file system every host of the job sees");
   }
   const std::string what = "checkpoint file " + file_.string();
   CheckpointState s = CheckpointState::decode(c.state, what);

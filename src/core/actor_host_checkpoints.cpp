@@ -13,9 +13,9 @@
 
 namespace weft::core {
 
-const std::filesystem::path& EventLoop::checkpoint_dir() {
+const std::filesystem::path& EventLoop::actor_checkpoint_dir() {
   if (!checkpoint_dir_.empty()) return checkpoint_dir_;
-  std::string dir = cfg_.get("checkpoint_dir", "");
+  std::string dir = cfg_.get("actor_checkpoint_dir", "");
   if (dir.empty()) {
     const char* t = std::getenv("TMPDIR");
     dir = std::string(t && *t ? t : "/tmp") + "/weft-" + topo_.job_id + "/checkpoints";
@@ -24,7 +24,7 @@ const std::filesystem::path& EventLoop::checkpoint_dir() {
   std::error_code ec;
   std::filesystem::create_directories(checkpoint_dir_, ec);
   if (ec)  // every write will then fail with a CheckpointError naming the file
-    WEFT_LOG(Error) << "rank " << rank_ << ": cannot create checkpoint_dir " << dir << ": "
+    WEFT_LOG(Error) << "rank " << rank_ << ": cannot create actor_checkpoint_dir " << dir << ": "
                     << ec.message();
   return checkpoint_dir_;
 }
@@ -38,8 +38,8 @@ std::shared_ptr<ActorCheckpointer> EventLoop::make_checkpointer(const ActorInsta
   // used by the call's thread without a lock (api.cpp refuses checkpoint options otherwise).
   if (a.max_concurrency != 1) return nullptr;
   const std::string key = a.name.empty() ? a.id.str() : a.name;
-  return std::make_shared<ActorCheckpointer>(ft::checkpoint_path(checkpoint_dir(), key), ce->name,
-                                             ce, a.policy);
+  return std::make_shared<ActorCheckpointer>(ft::checkpoint_path(actor_checkpoint_dir(), key),
+                                             ce->name, ce, a.policy);
 }
 
 void EventLoop::reply_completed_before(const ActorInstance& a, const ActorCallItem& c) {

@@ -298,9 +298,9 @@ class EventLoop : public net::MessageSink {
   void fail_actor_call(const ActorInstance& a, const ActorCallItem& c);
   void kill_local_actor(ActorInstance& a, const std::string& why);
   // actor_checkpoints (host side): the checkpointer a class and its options ask for, and the
-  // folder checkpoints go to (setting checkpoint_dir).
+  // folder checkpoints go to (setting actor_checkpoint_dir).
   std::shared_ptr<ActorCheckpointer> make_checkpointer(const ActorInstance& a, bool restartable);
-  const std::filesystem::path& checkpoint_dir();
+  const std::filesystem::path& actor_checkpoint_dir();
   void reply_completed_before(const ActorInstance& a, const ActorCallItem& c);
 
   // actor_restarts.cpp (creator side): keep the creation, restart on a live rank, or give up.

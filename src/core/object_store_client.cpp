@@ -120,7 +120,7 @@ std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
   o.max_objects = static_cast<uint32_t>(cfg.get_int("object_store_max_objects", 65536));
   c->job_dir_ = tmp_root() + "/weft-" + topo.job_id;
   c->node_dir_ = c->job_dir_ + "/node" + std::to_string(topo.node);
-  c->default_checkpoints_ = cfg.get("checkpoint_dir", "").empty();  // see actor_host_checkpoints
+  c->default_checkpoints_ = cfg.get("actor_checkpoint_dir", "").empty();
   o.spill_dir = c->node_dir_ + "/spill";
 
   // Create, barrier, attach: attach() refuses a segment that is not initialised yet. A failed

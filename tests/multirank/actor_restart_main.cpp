@@ -1,6 +1,6 @@
 // Actor restarts and checkpoints (issue #10): run under `mpirun --enable-recovery -n 4` with
 // WEFT_RESOURCES giving ranks 1-3 a "worker" slot, so actors live on workers, and
-// WEFT_CHECKPOINT_DIR set. Actors are spread by the creator (fewest placed first, ranks 1, 2, 3,
+// WEFT_ACTOR_CHECKPOINT_DIR set. Actors are spread by the creator (fewest placed first, ranks 1, 2, 3,
 // 1, ...), so `plain`, `log` and `dee` share rank 1, with fillers on 2 and 3.
 //  * `log` (checkpoint_every = 1, max_restarts = -1, max_task_retries = -1) gets 200 calls that
 //    each append their number; call 100 SIGKILLs rank 1 once. After the restart its state holds
@@ -111,8 +111,8 @@ weft::ActorOptions on_worker(std::string name = {}) {
 
 int drive() {
   if (weft::world_size() != 4) return fail("needs 4 ranks");
-  const char* dir_env = std::getenv("WEFT_CHECKPOINT_DIR");
-  if (!dir_env) return fail("needs WEFT_CHECKPOINT_DIR");
+  const char* dir_env = std::getenv("WEFT_ACTOR_CHECKPOINT_DIR");
+  if (!dir_env) return fail("needs WEFT_ACTOR_CHECKPOINT_DIR");
   const fs::path ckdir = dir_env;
   const fs::path marks = fs::temp_directory_path() / ("weft-restart-" + std::to_string(getpid()));
   fs::create_directories(marks);
