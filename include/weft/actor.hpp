@@ -69,7 +69,8 @@ class ActorHandle {
   void serialize(Archive& ar, unsigned) {
     // Sent with its rank when known here, so the receiver need not ask the creator.
     if (ref_.id.valid() && ref_.rank < 0) ref_.rank = detail::actor_rank_known(ref_);
-    ar& ref_.id.creator& ref_.id.seq& ref_.rank& ref_.class_id;
+    ar& ref_.id.creator& ref_.id.seq& ref_.rank& ref_.class_id& ref_.max_restarts&
+        ref_.max_task_retries;
   }
 
  private:
@@ -90,6 +91,13 @@ class ActorCreator {
   // ActorHandle::ready().
   ActorHandle<T> remote() {
     if (detail::ActorClass<T>::id == 0) detail::throw_class_not_registered(typeid(T));
+    if constexpr (!detail::checkpointable<T>) {
+      if (opts_.checkpoint_every != 0 || opts_.checkpoint_interval.count() != 0)
+        throw Error("ActorOptions::checkpoint_every / checkpoint_interval set for actor class " +
+                    detail::class_name(detail::ActorClass<T>::id) +
+                    ", which is not serializable: give it a `template <class Archive> void "
+                    "serialize(Archive&, unsigned)` member (or free save/load) to checkpoint it");
+    }
     return ActorHandle<T>(
         detail::create_actor(detail::ActorClass<T>::id, std::move(args_), detail::to_submit_options(opts_)));
   }
@@ -123,6 +131,20 @@ std::optional<ActorHandle<T>> get_actor(const std::string& name) {
     throw Error("get_actor(\"" + name + "\"): the actor is a " + detail::class_name(r->class_id) +
                 ", not the class asked for");
   return ActorHandle<T>(*r);
+}
+
+// Writes the actor's checkpoint now, after the calls this caller made before (its state as they
+// left it), into the job's checkpoint directory (setting actor_checkpoint_dir). Ready once the
+// file is durable (fsynced and renamed); fails with the CheckpointError's text when it cannot be
+// written. A restart of the actor (ActorOptions::max_restarts) starts from its latest checkpoint.
+template <class T>
+ObjectRef<void> checkpoint(const ActorHandle<T>& h) {
+  static_assert(detail::checkpointable<T>,
+                "weft::checkpoint: the actor class is not serializable; give it a "
+                "`template <class Archive> void serialize(Archive&, unsigned)` member");
+  if (!h.valid()) throw Error("weft::checkpoint on an empty ActorHandle");
+  return ObjectRef<void>(
+      detail::submit_actor_call(h.ref(), detail::actor_checkpoint_method(), {}));
 }
 
 // Ends the actor: calls already running finish, queued and later calls fail with ActorDiedError.

@@ -2,6 +2,7 @@
 // them; fields are declared in the order designated initializers use them in examples.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -30,8 +31,14 @@ struct ActorOptions {
   double num_gpus = 0;
   std::map<std::string, double> resources;
   double memory = 0;
-  int max_restarts = 0;                     // restarts after its rank dies
-  int max_task_retries = 0;                 // per-call retries after a restart
+  int max_restarts = 0;                     // restarts after its rank dies; -1 = without limit
+  int max_task_retries = 0;                 // calls in flight at a death re-sent to the restart
+  // Checkpoints of a serializable actor class (a serialize(Archive&, unsigned) member, or free
+  // save/load): its state is written after every `checkpoint_every` calls (0 = off) and after
+  // a call that ends `checkpoint_interval` or more after the last write (0 = off); a restart
+  // rebuilds it from the last one. weft::checkpoint(handle) writes one now.
+  int checkpoint_every = 0;
+  std::chrono::milliseconds checkpoint_interval{0};
   int max_concurrency = 1;                  // >1: that many calls may run at once
   PlacementGroup placement_group;           // live inside this group's bundles
   int bundle_index = -1;                    // that bundle; -1 = any bundle with room

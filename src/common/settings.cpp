@@ -132,6 +132,11 @@ const std::vector<Setting>& table() {
        .kind = K::kBool,
        .default_value = "true",
        .doc = "idle ranks sleep until UCX traffic arrives"},
+      // Fault tolerance
+      {.name = "actor_checkpoint_dir",
+       .kind = K::kString,
+       .default_doc = "$TMPDIR/weft-<job>/checkpoints (/tmp without TMPDIR)",
+       .doc = "where actor checkpoints are written (a shared file system for multi-host jobs)"},
       // Event loop and logging
       {.name = "steal_delay_us",
        .kind = K::kInt,

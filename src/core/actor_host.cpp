@@ -21,6 +21,12 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   item.need = sched::ResourceSet::from_bytes(r.get_str());
   item.placement = get_placement(r);
   item.name = r.get_str();
+  const uint32_t incarnation = r.get<uint32_t>();
+  const int32_t max_restarts = r.get<int32_t>();
+  CheckpointPolicy policy;
+  policy.every = r.get<int32_t>();
+  policy.interval = std::chrono::milliseconds(r.get<int64_t>());
+  const bool expect_checkpoint = r.get<uint8_t>() != 0;
   item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
@@ -36,6 +42,10 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   a.class_id = item.fn_id;
   a.max_concurrency = item.max_concurrency;
   a.name = item.name;
+  a.incarnation = incarnation;
+  a.policy = policy;
+  a.expect_checkpoint = expect_checkpoint;
+  a.ckpt = make_checkpointer(a, max_restarts != 0);  // actor_host_checkpoints.cpp
   if (auto it = orphan_calls_.find(item.actor); it != orphan_calls_.end()) {
     auto calls = std::move(it->second);
     orphan_calls_.erase(it);
@@ -66,7 +76,11 @@ void EventLoop::handle_actor_call(int src, const char* data, size_t len) {
   c.seq = r.get<uint64_t>();
   c.method = r.get<uint64_t>();
   c.ret = r.get<ObjectId>();
-  c.skip = r.get<uint8_t>() != 0;
+  const uint8_t mode = r.get<uint8_t>();  // 0 call, 1 skip, 2 unordered, 3 resume
+  c.skip = mode == 1;
+  c.unordered = mode == 2;
+  c.resume = mode == 3;
+  if (c.resume) return route_call(id, std::move(c));
   if (!c.skip) c.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments
   auto [p, n] = r.rest();
   c.args.assign(p, p + n);
@@ -87,12 +101,17 @@ void EventLoop::route_call(const ActorId& id, ActorCallItem c) {
 
 void EventLoop::accept_call(ActorInstance& a, ActorCallItem call) {
   if (a.state == ActorInstance::State::kDead) {
-    if (!call.skip) fail_actor_call(a, call);
+    if (!call.skip && !call.resume) fail_actor_call(a, call);
     return;
   }
   const int caller = call.caller;
   const uint64_t seq = call.seq;
-  if (!a.order.accept(caller, seq, std::move(call), a.ready))
+  const bool skip = call.skip;  // a second skip is harmless: dropped without a warning
+  if (call.resume) {            // a restart: this caller's earlier positions reach it unordered
+    a.order.start_at(caller, seq, a.ready);
+  } else if (call.unordered) {
+    a.ready.push_back(std::move(call));  // checked against its checkpoint once restored (pump)
+  } else if (!a.order.accept(caller, seq, std::move(call), a.ready) && !skip)
     WEFT_LOG(Warn) << "actor " << a.id.str() << ": dropped a second call at position " << seq
                    << " from rank " << caller;
   pump_actor(a);
@@ -104,24 +123,64 @@ void EventLoop::pump_actor(ActorInstance& a) {
     ActorCallItem c = std::move(a.ready.front());
     a.ready.pop_front();
     if (c.skip) continue;
+    if (c.unordered && a.ckpt && a.ckpt->completed(c.caller, c.seq)) {
+      reply_completed_before(a, c);  // its effect came back with the checkpoint
+      continue;
+    }
     ++a.running;
     const ObjectId ret = c.ret;
-    auto job = [this, id = a.id, obj = a.object, placement = a.placement,
-                c = std::move(c)]() mutable {
+    const bool checkpoint_now = c.method == detail::actor_checkpoint_method();
+    if (checkpoint_now && !a.ckpt) a.ckpt = make_checkpointer(a, true);
+    auto job = [this, id = a.id, obj = a.object, placement = a.placement, ckpt = a.ckpt,
+                checkpoint_now, c = std::move(c)]() mutable {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
       std::vector<StatePtr> contained;
-      detail::ErrorInfo e =
-          invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out, "method",
-                            &contained);
+      detail::ErrorInfo e;
+      if (checkpoint_now) {  // weft::checkpoint(handle): ready once the file is durable
+        e = ckpt ? run_guarded(rank_, "weft::checkpoint",
+                               [&] {
+                                 ckpt->note_call(c.caller, c.seq);
+                                 ckpt->write(obj.get());
+                               })
+                 : detail::ErrorInfo{.kind = detail::ErrorKind::kGeneric,
+                                     .rank = rank_,
+                                     .message =
+                                         "weft::checkpoint: checkpoints need a serializable "
+                                         "class and max_concurrency = 1"};
+      } else {
+        e = invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out,
+                              "method", &contained);
+        if (ckpt) {  // after the call, before its result leaves: no completed call is lost
+          // Its result too, when small and free of refs: a restart answers a re-sent call
+          // that had completed with it (actor_checkpoints.hpp).
+          const bool keep = e.kind == detail::ErrorKind::kNone && contained.empty() &&
+                            out.size() <= CheckpointState::kMaxResultBytes;
+          std::vector<char> kept;
+          if (keep) kept.assign(out.data(), out.data() + out.size());
+          ckpt->note_call(c.caller, c.seq, keep ? &kept : nullptr);
+          if (ckpt->due(std::chrono::steady_clock::now())) {
+            detail::ErrorInfo we =
+                run_guarded(rank_, "actor checkpoint", [&] { ckpt->write(obj.get()); });
+            if (we.kind != detail::ErrorKind::kNone) {
+              e = we;
+              e.message = "the call ran, but the actor's checkpoint after it failed: " + we.message;
+              out.take();
+              contained.clear();
+            }
+          }
+        }
+      }
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
+      const bool announce = ckpt && ckpt->take_first_write();  // before the result: see header
       run_or_post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
-                   contained = std::move(contained)](EventLoop& l) mutable {
+                   contained = std::move(contained), announce](EventLoop& l) mutable {
+        if (announce) l.actor_checkpointed(id);  // a restart must then find a checkpoint
         if (stored >= 0)
           l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),
                                std::move(contained));
@@ -181,6 +240,10 @@ void EventLoop::kill_local_actor(ActorInstance& a, const std::string& why) {
 void EventLoop::handle_kill_actor(const char* data, size_t len) {
   WireReader r(data, len);
   auto id = r.get<ActorId>();
+  if (r.remaining() > 0 && r.get<uint8_t>() == 1) {  // its host tells the creator: killed
+    if (auto it = lives_.find(id); it != lives_.end()) it->second.dead = true;
+    return;
+  }
   auto& slot = actors_[id];
   if (!slot) {  // the kill overtook the creation: leave a tombstone
     slot = std::make_unique<ActorInstance>();
@@ -192,6 +255,14 @@ void EventLoop::handle_kill_actor(const char* data, size_t len) {
     orphan_calls_.erase(it);
     for (auto& [caller, c] : calls) accept_call(*slot, std::move(c));
   }
+  // The creator must not restart a killed actor if this rank fails later (actor_restarts.cpp).
+  if (id.creator != rank_ && !known_failed(id.creator)) {
+    serde::Buffer b;
+    WireWriter w(b);
+    w.put<ActorId>(id);
+    w.put<uint8_t>(1);
+    send(id.creator, Msg::kKillActor, b);
+  }
 }
 
 }  // namespace weft::core
@@ -202,6 +273,13 @@ namespace {
 // so it completes once the actor is alive, and fails as any call does when it never will be.
 void invoke_ready(void*, const CallArgs&, serde::Buffer&) {}
 }  // namespace
+
+uint64_t actor_checkpoint_method() {
+  static const char key = 0;
+  static const uint64_t id =
+      register_function(&key, sizeof key, "weft::checkpoint", &invoke_ready, 1);
+  return id;
+}
 
 uint64_t actor_ready_method() {
   static const char key = 0;

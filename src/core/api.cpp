@@ -260,6 +260,12 @@ void validate(const SubmitOptions& o) {
   for (const auto& [k, v] : o.resources)
     if (v < 0 || k.empty()) bad("resource '" + k + "' must have a name and an amount ≥ 0");
   if (o.max_concurrency < 1) bad("max_concurrency must be ≥ 1");
+  if (o.max_restarts < -1) bad("max_restarts must be ≥ 0, or -1 for without limit");
+  if (o.max_task_retries < -1) bad("max_task_retries must be ≥ 0, or -1 for without limit");
+  if (o.checkpoint_every < 0) bad("checkpoint_every must be ≥ 0 (0: off)");
+  if (o.checkpoint_interval_ms < 0) bad("checkpoint_interval must be ≥ 0 (0: off)");
+  if ((o.checkpoint_every != 0 || o.checkpoint_interval_ms != 0) && o.max_concurrency != 1)
+    bad("checkpoints need max_concurrency = 1 (a checkpoint is the state between two calls)");
   if (o.strategy == 2 && o.affinity_node < 0)
     bad("NodeAffinity needs .node, a node id ≥ 0 (weft::node() on the ranks of that node)");
 }
@@ -309,7 +315,8 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   call->need = l.to_need(opts, true);
   call->strategy = core::to_strategy(opts);
   core::set_placement(*call, opts);
-  call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id};
+  call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id,
+                         opts.max_restarts, opts.max_task_retries};
   call->opts = opts;
   ActorRef handle = call->actor;
   // The handle leaves now, without a rank: placement, the name and the constructor follow on the

@@ -38,6 +38,25 @@ class CallOrderer {
     return true;
   }
 
+  // The caller's ordered positions start at `seq` (an actor restarted: the caller's earlier
+  // positions went to the previous incarnation). Calls held below `seq` are dropped, and every
+  // held call that can now run is appended to `ready`. A `seq` already passed changes nothing.
+  void start_at(int caller, uint64_t seq, std::deque<Call>& ready) {
+    Order& o = callers_[caller];
+    if (seq <= o.next) return;
+    o.next = seq;
+    for (auto it = o.early.begin(); it != o.early.end() && it->first < seq;) {
+      it = o.early.erase(it);
+      --held_;
+    }
+    for (auto it = o.early.begin(); it != o.early.end() && it->first == o.next;) {
+      ready.push_back(std::move(it->second));
+      it = o.early.erase(it);
+      --held_;
+      ++o.next;
+    }
+  }
+
   // Calls waiting for a predecessor, over all callers.
   size_t held() const { return held_; }
 

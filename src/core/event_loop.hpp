@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 
 #include "common/config.hpp"
 #include "core/borrow_protocol.hpp"
+#include "core/actor_checkpoints.hpp"
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
@@ -75,6 +77,29 @@ struct PendingCall {
   std::string name;                // tasks: TaskOptions::name, for errors and logs
   int max_retries = 0;             // tasks: TaskOptions::max_retries (-1: without limit)
   bool retry_exceptions = false;   // tasks: TaskOptions::retry_exceptions
+  int call_retries = -2;           // calls: re-sends left (max_task_retries); -2: not kept yet
+};
+
+// What an actor's creator keeps to restart it (actor_restarts.cpp): the creation as placed, with
+// its resolved constructor arguments and the refs they hold.
+struct ActorLife {
+  std::unique_ptr<PendingCall> spec;
+  int rank = -1;              // the current incarnation's rank
+  uint32_t incarnation = 0;   // 0: the first; +1 per restart
+  int restarts = 0;           // restarts made
+  std::vector<int> ranks;     // every incarnation's rank, in order
+  bool dead = false;          // no further restart (killed, or max_restarts used up)
+  bool checkpointed = false;  // its host wrote a checkpoint: a restart must find one
+  std::string history() const;  // "2 restarts, on ranks 1, 2, 3"
+};
+
+// Where a caller's calls to one actor go and how they are numbered (actor_restarts.cpp): its
+// positions run on across restarts; those below `base` were numbered before the caller first
+// reached the current incarnation and go unordered (in the order sent), the rest in order.
+struct CallerSeq {
+  uint64_t next = 0;  // the next position to hand out
+  int rank = -1;      // the rank the latest call went to
+  uint64_t base = 0;  // first ordered position at `rank`
 };
 
 // What a task's owner keeps while the task may still be retried (task_retry.cpp).
@@ -105,6 +130,8 @@ struct ActorCallItem {
   uint64_t method = 0;
   ObjectId ret;
   bool skip = false;               // the caller failed it already (an argument failed)
+  bool unordered = false;          // re-sent after a restart, before the caller's resume base
+  bool resume = false;             // not a call: this caller's ordered positions start at seq
   std::vector<char> args;
   ArgPins pins;                    // its kStored arguments, pinned (stored_args.cpp)
   std::vector<StatePtr> holds;     // refs inside `args`, alive until the call ends
@@ -125,6 +152,10 @@ struct ActorInstance {
   std::deque<ActorCallItem> ready;
   PgContext placement;             // group, bundle and GPUs it holds
   sched::GpuGrant grant;
+  uint32_t incarnation = 0;        // > 0: a restart (actor_restarts.cpp)
+  CheckpointPolicy policy;         // ActorOptions::checkpoint_every / checkpoint_interval
+  bool expect_checkpoint = false;  // a restart of an actor whose host had written one
+  std::shared_ptr<ActorCheckpointer> ckpt;  // null: this actor's state is never written
 };
 
 class EventLoop : public net::MessageSink {
@@ -293,6 +324,27 @@ class EventLoop : public net::MessageSink {
   void pump_actor(ActorInstance& a);
   void fail_actor_call(const ActorInstance& a, const ActorCallItem& c);
   void kill_local_actor(ActorInstance& a, const std::string& why);
+  // actor_checkpoints (host side): the checkpointer a class and its options ask for, and the
+  // folder checkpoints go to (setting actor_checkpoint_dir).
+  std::shared_ptr<ActorCheckpointer> make_checkpointer(const ActorInstance& a, bool restartable);
+  const std::filesystem::path& actor_checkpoint_dir();
+  void reply_completed_before(const ActorInstance& a, const ActorCallItem& c);
+
+  // actor_restarts.cpp (creator side): keep the creation, restart on a live rank, or give up.
+  void send_creation(const PendingCall& call, uint32_t incarnation, std::vector<StatePtr> refs,
+                     bool expect_checkpoint = false);
+  void handle_actor_checkpointed(const char* data, size_t len);
+  void actor_checkpointed(const ActorId& id);  // host side, once per actor after its first write
+  void keep_life(const PendingCall& call);
+  void restart_actors_on(int rank, const std::string& reason);
+  // Caller side: a call to an actor whose rank failed waits for its restart (false: it cannot,
+  // the call was failed); calls in flight there are re-sent (max_task_retries) or failed.
+  bool relocate_call(std::unique_ptr<PendingCall>& call);
+  void keep_call(const PendingCall& call);
+  void resend_calls_on(int rank, const std::string& reason, std::vector<ObjectId>& calls);
+  // The flag of a call (or skip) at `seq` to `rank`: sends the resume first when `rank` is new
+  // for this caller (0: ordered, 2: unordered, 255: a skip to drop).
+  uint8_t call_mode(const ActorId& id, int rank, uint64_t seq, bool skip);
 
   // heartbeats, declarations and fencing (heartbeats.cpp)
   void heartbeat_tick();  // a turn's share of a heartbeat: send, then look for silent ranks
@@ -432,7 +484,9 @@ class EventLoop : public net::MessageSink {
   std::unordered_map<ObjectId, InFlight> inflight_;
   std::unordered_map<ObjectId, int> calls_inflight_;  // actor call result → the actor's rank
   std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting
-  std::unordered_map<ActorId, uint64_t> call_seq_;              // next seq per actor called
+  std::unordered_map<ActorId, CallerSeq> call_seq_;             // positions per actor called
+  std::unordered_map<ActorId, ActorLife> lives_;    // creator: restartable actors it created
+  std::unordered_map<ObjectId, std::unique_ptr<PendingCall>> kept_calls_;  // max_task_retries
   std::vector<int> actors_placed_;                              // per rank, by this creator
   std::unordered_map<uint64_t, StatePtr> requests_;             // head replies
   uint64_t request_seq_ = 1;
@@ -447,6 +501,7 @@ class EventLoop : public net::MessageSink {
   // --- actors hosted here ---
   std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;
   std::unordered_map<ActorId, std::vector<std::pair<int, ActorCallItem>>> orphan_calls_;
+  std::filesystem::path checkpoint_dir_;  // made on first use
 
   // --- head (rank 0) ---
   head::ActorDirectory directory_;

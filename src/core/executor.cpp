@@ -130,7 +130,8 @@ void EventLoop::start_exec(ExecItem item) {
     a.held = item.need;
     a.placement = item.placement;
     a.grant = item.grant;
-    pool_.submit([this, item = std::move(item)] {
+    pool_.submit([this, item = std::move(item), ckpt = a.incarnation > 0 ? a.ckpt : nullptr,
+                  incarnation = a.incarnation, expect = a.expect_checkpoint] {
       const detail::ClassEntry* ce = detail::find_class(item.fn_id);
       std::shared_ptr<void> obj;
       std::string name = ce ? ce->name : "class #" + std::to_string(item.fn_id);
@@ -148,7 +149,30 @@ void EventLoop::start_exec(ExecItem item) {
                         [&] { obj = ce->construct(call_args(item.args)); });
         current_exec() = prev;
       }
-      post([id = item.actor, obj = std::move(obj), e = std::move(e)](EventLoop& l) mutable {
+      // A restart: the state of its latest checkpoint, loaded into the new object. A checkpoint
+      // that cannot be trusted kills the actor with the reason: never a silent fresh start.
+      std::string restore_error;
+      if (ckpt && e.kind == detail::ErrorKind::kNone) {
+        try {
+          if (ckpt->restore(obj.get(), expect))
+            WEFT_LOG(Info) << "actor " << item.actor.str() << " restart " << incarnation
+                           << " on rank " << rank_ << ": state restored from "
+                           << ckpt->file().string() << " (" << ckpt->calls() << " calls)";
+          else
+            WEFT_LOG(Info) << "actor " << item.actor.str() << " restart " << incarnation
+                           << ": no checkpoint yet, state from the constructor";
+        } catch (const std::exception& x) {
+          restore_error = "its restart " + std::to_string(incarnation) + " on rank " +
+                          std::to_string(rank_) + " could not restore its state: " + x.what();
+        }
+      }
+      post([id = item.actor, obj = std::move(obj), e = std::move(e),
+            restore_error = std::move(restore_error)](EventLoop& l) mutable {
+        if (!restore_error.empty()) {
+          auto it = l.actors_.find(id);
+          if (it != l.actors_.end()) l.kill_local_actor(*it->second, restore_error);
+          return;
+        }
         l.actor_created(id, std::move(obj), std::move(e));
       });
     });

@@ -74,6 +74,7 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
     on(Msg::kPgReservations, route<&EventLoop::handle_pg_reservations>);
     on(Msg::kActorWhere, route<&EventLoop::handle_actor_where>);
     on(Msg::kActorPlaced, route<&EventLoop::handle_actor_placed>);
+    on(Msg::kActorCheckpointed, route<&EventLoop::handle_actor_checkpointed>);
     // the node store's data plane (object_transfer.cpp)
     on(Msg::kStoredResult, route<&EventLoop::handle_stored_result>);
     on(Msg::kObjectLocation, route<&EventLoop::handle_object_location>);

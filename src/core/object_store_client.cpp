@@ -120,6 +120,7 @@ std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
   o.max_objects = static_cast<uint32_t>(cfg.get_int("object_store_max_objects", 65536));
   c->job_dir_ = tmp_root() + "/weft-" + topo.job_id;
   c->node_dir_ = c->job_dir_ + "/node" + std::to_string(topo.node);
+  c->default_checkpoints_ = cfg.get("actor_checkpoint_dir", "").empty();
   o.spill_dir = c->node_dir_ + "/spill";
 
   // Create, barrier, attach: attach() refuses a segment that is not initialised yet. A failed
@@ -174,6 +175,8 @@ void ObjectStoreClient::close(MPI_Comm world, const std::vector<int>& failed) {
   if (topo_.local_index == 0 && store_) {
     store_.reset();
     std::filesystem::remove_all(node_dir_, ec);
+    // Actor checkpoints in the default folder serve restarts within this job only.
+    if (default_checkpoints_) std::filesystem::remove_all(job_dir_ + "/checkpoints", ec);
     std::filesystem::remove(job_dir_, ec);  // the last node's creator removes the job folder
   }
 }

@@ -83,6 +83,7 @@ class ObjectStoreClient {
   net::Topology topo_;
   std::unique_ptr<store::NodeStore> store_;
   std::string job_dir_, node_dir_;
+  bool default_checkpoints_ = false;  // actor_checkpoint_dir unset: $TMPDIR/weft-<job>/checkpoints
   int region_ = -1;
   size_t inline_threshold_ = 100 * 1024;
 };

@@ -3,7 +3,9 @@
 // is what this file exists to prevent (DESIGN §6):
 //  * tasks this rank submitted that were running there: sent again to a live rank while their
 //    max_retries allows (task_retry.cpp), else ObjectLostError saying how many attempts ran;
-//  * calls to actors hosted there, in flight or made later: ActorDiedError;
+//  * actors this rank created there: restarted elsewhere while max_restarts allows; calls in
+//    flight there re-sent to the restart while max_task_retries allows, else ActorDiedError;
+//    later calls wait for the restart, or fail with ActorDiedError (actor_restarts.cpp);
 //  * borrowed objects that rank owned and this rank is still waiting for, or asks for later:
 //    OwnerDiedError (objects fate-share with their owner).
 // What that rank borrowed from this one is released by mark_failed (refcount.cpp, BorrowProtocol::peer_failed).
@@ -40,23 +42,19 @@ void EventLoop::fail_work_on(int rank, const std::string& reason) {
     e.message += retry_note(f, /*system_failure=*/true);
     on_result(rank, id, false, nullptr, 0, std::move(e));
   }
-  for (const auto& id : calls) {
-    on_result(rank, id, false, nullptr, 0,
-              detail::ErrorInfo{.kind = detail::ErrorKind::kActorDied,
-                                .rank = rank,
-                                .message = "the call producing " + id.str() +
-                                           " went to an actor on " + rank_failed(rank, reason) +
-                                           " before it answered; create a new actor"});
-  }
+  // Actors this rank created there restart first (max_restarts), so that calls in flight there
+  // are re-sent to the new incarnation (max_task_retries) or fail (actor_restarts.cpp).
+  restart_actors_on(rank, reason);
+  resend_calls_on(rank, reason, calls);
   // Borrowed objects that rank owned: nobody else can ever produce them.
   std::vector<StatePtr> orphans =
       objects_.collect([rank](const ObjectState& s) { return s.id.owner == rank && !s.done(); });
   for (const auto& s : orphans) fail_owner_died(s);
   if (!tasks.empty() || !calls.empty() || !orphans.empty())
     WEFT_LOG(Warn) << "rank " << rank << " is gone: retried " << retried << " task(s), failed "
-                   << tasks.size() - retried << " task(s), "
-                   << calls.size() << " actor call(s) and " << orphans.size()
-                   << " borrowed object(s) waiting on it";
+                   << tasks.size() - retried << " task(s), " << calls.size()
+                   << " actor call(s) in flight (re-sent to restarts or failed) and "
+                   << orphans.size() << " borrowed object(s) waiting on it";
 }
 
 void EventLoop::fail_owner_died(const StatePtr& s) {

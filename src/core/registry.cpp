@@ -283,8 +283,11 @@ uint64_t register_function(const void* key, size_t key_len, std::string name, In
   return r.table.add_function(std::move(e), std::string(static_cast<const char*>(key), key_len));
 }
 
-uint64_t register_class(std::string name, Constructor construct, const RegistrationSource& source) {
+uint64_t register_class(std::string name, Constructor construct, const RegistrationSource& source,
+                        StateSaver save, StateLoader load) {
   ClassEntry e;
+  e.save_state = save;
+  e.load_state = load;
   e.id = hash_name("class:" + name);
   e.name = std::move(name);
   e.construct = construct;

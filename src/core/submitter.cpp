@@ -17,7 +17,7 @@
 namespace weft::core {
 
 void EventLoop::submit(std::unique_ptr<PendingCall> call) {
-  if (call->kind == PendingCall::Kind::kActorCall) call->seq = call_seq_[call->actor.id]++;
+  if (call->kind == PendingCall::Kind::kActorCall) call->seq = call_seq_[call->actor.id].next++;
   std::vector<ObjectId> pending;
   for (const auto& r : call->refs) {
     if (r->done()) continue;
@@ -50,13 +50,15 @@ void EventLoop::on_object_done(const StatePtr& s) {
 void EventLoop::send_skip(int host, const ActorId& actor, const PendingCall& call) {
   // The actor still has to see this position of the caller's order, or later calls would wait
   // for it forever: a call message flagged "skip", without arguments.
+  const uint8_t mode = call_mode(actor, host, call.seq, true);
+  if (mode == 255) return;  // below the caller's resume base at a restart: no order to keep
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(actor);
   w.put<uint64_t>(call.seq);
   w.put<uint64_t>(call.fn_id);
   w.put<ObjectId>(call.result->id);
-  w.put<uint8_t>(1);
+  w.put<uint8_t>(mode);
   send(host, Msg::kActorCall, b);
 }
 
@@ -319,6 +321,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     inflight_.erase(it);
   } else if (!calls_inflight_.empty()) {
     calls_inflight_.erase(id);
+    if (!kept_calls_.empty()) kept_calls_.erase(id);
   }
   arg_holds_.erase(id);  // the task is over: its stored arguments may go
   if (StatePtr s = objects_.find(id)) {
@@ -463,18 +466,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
       return;
     }
   }
-  serde::Buffer b;
-  WireWriter w(b);
-  w.put<ActorId>(call->actor.id);
-  w.put<uint64_t>(call->fn_id);
-  w.put<int32_t>(call->opts.max_concurrency);
-  w.put_str(call->need.to_bytes());
-  put_placement(w, call->placement);
-  w.put_str(call->opts.name);
-  detail::dedupe_refs(call->contained);
-  put_ref_ids(w, call->contained);
-  w.put_bytes(call->args.data(), call->args.size());
-  send_with_refs(call->actor.rank, Msg::kCreateActor, b, std::move(call->contained));
+  keep_life(*call);  // max_restarts: the creator restarts it (actor_restarts.cpp)
+  send_creation(*call, 0, std::move(call->contained));
   actor_placed(call->actor.id, call->actor.rank);  // handles that left without a rank
   std::vector<char> bytes(1 + sizeof(detail::ActorRef));
   bytes[0] = 1;
@@ -512,7 +505,12 @@ int EventLoop::place_actor(const PendingCall& call) {
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   if (call->actor.rank < 0 && !resolve_unplaced(call)) return;  // pg_actors.cpp
-  if (known_failed(call->actor.rank)) return fail_dead_actor_call(*call);  // peer_failure.cpp
+  if (known_failed(call->actor.rank)) {
+    if (call->actor.max_restarts == 0) return fail_dead_actor_call(*call);  // peer_failure.cpp
+    if (!relocate_call(call)) return;  // waits for the restart (actor_restarts.cpp)
+  }
+  if (call->actor.max_task_retries != 0) keep_call(*call);  // re-sent if its actor restarts
+  const uint8_t mode = call_mode(call->actor.id, call->actor.rank, call->seq, false);
   calls_inflight_.emplace(call->result->id, call->actor.rank);
   std::vector<char> args = resolve_args(*call, /*stored_by_location=*/true);
   std::vector<StatePtr> contained = refs_sent_with(*call, call->actor.rank);  // the actor borrows
@@ -522,18 +520,27 @@ void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
   w.put<uint64_t>(call->seq);
   w.put<uint64_t>(call->fn_id);
   w.put<ObjectId>(call->result->id);
-  w.put<uint8_t>(0);
+  w.put<uint8_t>(mode);
   put_ref_ids(w, contained);  // only when not skipped (fail_call's skips carry no arguments)
   w.put_bytes(args.data(), args.size());
   send_with_refs(call->actor.rank, Msg::kActorCall, b, std::move(contained));
 }
 
 void EventLoop::kill_actor(const detail::ActorRef& a) {
-  if (a.rank < 0) return kill_unplaced(a);  // pg_actors.cpp
+  int rank = a.rank;
+  if (auto it = lives_.find(a.id); it != lives_.end()) {
+    it->second.dead = true;  // killed: never restarted
+    rank = it->second.rank;  // the current incarnation's
+  } else if (a.rank < 0) {
+    return kill_unplaced(a);  // pg_actors.cpp
+  } else if (known_failed(rank) && a.max_restarts != 0) {
+    rank = placed_rank(a.id);  // restarted elsewhere
+  }
+  if (rank < 0 || known_failed(rank)) return;
   serde::Buffer b;
   WireWriter w(b);
   w.put<ActorId>(a.id);
-  send(a.rank, Msg::kKillActor, b);
+  send(rank, Msg::kKillActor, b);
 }
 
 }  // namespace weft::core

@@ -21,12 +21,16 @@ struct UnplacedActor {
   bool failed = false;
   detail::ErrorInfo error;  // why it will never exist (when failed)
   bool asked = false;       // not the creator: kActorWhere sent
+  bool died = false;        // failed after it lived: `error` is the death, not a placement's
+  int dead_rank = -1;       // not the creator: asking where it restarted after this rank failed
   struct Parked {
     std::unique_ptr<PendingCall> call;
     bool skip = false;  // only its place in the caller's order (it failed already)
   };
   std::vector<Parked> calls;                   // in submission order, sent once the rank is known
-  std::vector<int> waiters;                    // creator: ranks that asked where it is
+  // Creator: ranks that asked where it is, each with the rank it knows failed (-1: none); one is
+  // answered once the actor lives elsewhere than that rank, or will never live again.
+  std::vector<std::pair<int, int>> waiters;
   std::vector<detail::StatePtr> rank_waiters;  // ActorHandle::rank() callers on this rank
   bool kill = false;                           // weft::kill before it was placed
 };

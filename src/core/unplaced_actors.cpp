@@ -30,7 +30,10 @@ void put_placed(WireWriter& w, const ActorId& id, const UnplacedActor& u) {
   w.put<ActorId>(id);
   w.put<int32_t>(u.rank);
   w.put<uint8_t>(u.failed ? 1 : 0);
-  if (u.failed) put_error(w, u.error);
+  if (u.failed) {
+    w.put<uint8_t>(u.died ? 1 : 0);
+    put_error(w, u.error);
+  }
 }
 
 }  // namespace
@@ -130,24 +133,30 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
       serde::Buffer b;
       WireWriter w(b);
       w.put<ActorId>(id);
+      w.put<int32_t>(u.dead_rank);  // -1, or the rank it lived on before (actor_restarts.cpp)
       send(id.creator, Msg::kActorWhere, b);
     }
     return;
   }
   if (!u.failed) {
     std::lock_guard<std::mutex> g(placed_mu_);
-    placed_.emplace(id, u.rank);
+    placed_[id] = u.rank;  // a restart moves it
   }
   if (!u.waiters.empty()) {
     serde::Buffer b;
     WireWriter w(b);
     put_placed(w, id, u);
-    for (int r : u.waiters) send(r, Msg::kActorPlaced, b);
-    u.waiters.clear();
+    // One that knows the current rank failed waits for the restart this rank has not made yet.
+    std::erase_if(u.waiters, [&](const std::pair<int, int>& wt) {
+      if (!u.failed && wt.second == u.rank) return false;
+      send(wt.first, Msg::kActorPlaced, b);
+      return true;
+    });
   }
+  const detail::ErrorInfo error = u.died ? u.error : never_created(id, u.error);
   for (StatePtr& reply : u.rank_waiters) {
     if (u.failed) {
-      complete_error(*reply, never_created(id, u.error), completions_);
+      complete_error(*reply, error, completions_);
     } else {
       const int32_t rank = u.rank;
       std::vector<char> bytes(sizeof rank);
@@ -161,7 +170,7 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
   for (auto& p : calls) {
     if (u.failed) {
       if (p.skip) continue;  // failed already
-      complete_error(*p.call->result, never_created(id, u.error), completions_);
+      complete_error(*p.call->result, error, completions_);
       on_object_done(p.call->result);
       continue;
     }
@@ -181,6 +190,7 @@ void EventLoop::settle_unplaced(const ActorId& id, UnplacedActor& u) {
 void EventLoop::handle_actor_where(int src, const char* data, size_t len) {
   WireReader r(data, len);
   ActorId id = r.get<ActorId>();
+  const int dead_rank = r.get<int32_t>();
   auto it = unplaced_.find(id);
   if (it == unplaced_.end()) {
     UnplacedActor unknown;
@@ -191,7 +201,7 @@ void EventLoop::handle_actor_where(int src, const char* data, size_t len) {
     send(src, Msg::kActorPlaced, b);
     return;
   }
-  it->second.waiters.push_back(src);
+  it->second.waiters.emplace_back(src, dead_rank);
   settle_unplaced(id, it->second);  // answers now when the fate is known
 }
 
@@ -203,9 +213,11 @@ void EventLoop::handle_actor_placed(const char* data, size_t len) {
   bool failed = r.get<uint8_t>() != 0;
   if (failed) {
     u.failed = true;
+    u.died = r.get<uint8_t>() != 0;  // it lived: the creator's error is the death itself
     u.error = get_error(r);
   } else {
     u.rank = rank;
+    u.dead_rank = -1;
   }
   settle_unplaced(id, u);
 }

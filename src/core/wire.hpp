@@ -63,6 +63,7 @@ enum class Msg : uint16_t {
   kPgReservations = 40,  // head → every rank: groups CREATED or REMOVED (coalesced updates)
   kActorWhere = 41,    // caller → creator: where is this actor of a PENDING group? (pg_actors.cpp)
   kActorPlaced = 42,   // creator → caller: its rank, or why it will never exist
+  kActorCheckpointed = 45,  // host → creator: this actor's first checkpoint is durable
 };
 
 class WireWriter {
@@ -111,6 +112,7 @@ class WireReader {
                                " where " + std::to_string(r_.remaining()) + " bytes are left");
     return n;
   }
+  size_t remaining() const { return r_.remaining(); }
   // The rest of the message.
   std::pair<const char*, size_t> rest() {
     size_t n = r_.remaining();

@@ -8,7 +8,8 @@ numeric and boolean defaults.
 import re
 import sys
 
-FIELD = re.compile(r"^\s+[\w:<>, ]+?\s+(\w+)(?:\s*=\s*([^;]+))?;")
+# "type name;", "type name = default;" or "type name{default};"
+FIELD = re.compile(r"^\s+[\w:<>, ]+?\s+(\w+)(?:\s*=\s*([^;]+)|\{([^}]*)\})?;")
 
 
 def declared(header: str, struct: str):
@@ -21,7 +22,8 @@ def declared(header: str, struct: str):
         line = line.split("//")[0].rstrip()
         f = FIELD.match(line)
         if f:
-            fields.append((f.group(1), f.group(2).strip() if f.group(2) else None))
+            default = f.group(2) if f.group(2) is not None else f.group(3)
+            fields.append((f.group(1), default.strip() if default is not None else None))
     return fields
 
 

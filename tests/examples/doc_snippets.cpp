@@ -53,7 +53,39 @@ double mean(weft::View<double> v) { return std::accumulate(v.begin(), v.end(), 0
 WEFT_REMOTE(mean);
 // end snippet
 
+// snippet: api-checkpoint-def
+class Tally {
+ public:
+  int add(int x) {
+    seen_.push_back(x);
+    return static_cast<int>(seen_.size());
+  }
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {  // what a checkpoint holds
+    ar & seen_;
+  }
+
+ private:
+  std::vector<int> seen_;
+};
+WEFT_ACTOR(Tally);
+WEFT_REMOTE(&Tally::add);
+// end snippet
+
 namespace {
+
+int use_checkpoints() {
+  // snippet: api-checkpoint-use
+  weft::ActorOptions o;
+  o.max_restarts = -1;      // restarted whenever its rank dies
+  o.max_task_retries = -1;  // calls in flight then are re-sent, in their order
+  o.checkpoint_every = 1;   // state written after every call: a restart loses none
+  auto t = weft::actor<Tally>().options(o).remote();
+  for (int i = 0; i < 3; ++i) t.task(&Tally::add).remote(i);
+  weft::checkpoint(t).get();  // ready once the file is durable
+  // end snippet
+  return t.task(&Tally::add).remote(3).get();
+}
 
 int use_tasks() {
   // snippet: concepts-task-use
@@ -187,6 +219,7 @@ int main(int argc, char** argv) {
     check(use_errors() == 3, "api-errors");
     check(use_view_params() == 1.0, "api-view-param-use");
     check(use_debug_pending(), "troubleshooting-timeout");
+    check(use_checkpoints() == 4, "api-checkpoint-use");
     if (bad == 0) std::printf("doc snippets OK\n");
     return bad == 0 ? 0 : 1;
   });

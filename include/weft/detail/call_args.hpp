@@ -129,6 +129,8 @@ inline SubmitOptions to_submit_options(const ActorOptions& o) {
   s.max_restarts = o.max_restarts;
   s.max_task_retries = o.max_task_retries;
   s.max_concurrency = o.max_concurrency;
+  s.checkpoint_every = o.checkpoint_every;
+  s.checkpoint_interval_ms = o.checkpoint_interval.count();
   s.placement_group = o.placement_group.id();
   s.bundle_index = o.bundle_index;
   s.capture_child_tasks = o.capture_child_tasks;

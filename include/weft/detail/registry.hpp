@@ -31,6 +31,10 @@ namespace weft::detail {
 using Invoker = void (*)(void* self, const CallArgs& args, serde::Buffer& out);
 // Constructs an actor from encoded constructor arguments.
 using Constructor = std::shared_ptr<void> (*)(const CallArgs& args);
+// An actor's state to bytes and back into a constructed object (checkpoints); null when the class
+// is not serializable.
+using StateSaver = void (*)(const void* self, serde::Buffer& out);
+using StateLoader = void (*)(void* self, serde::Reader& in);
 
 struct FunctionEntry {
   uint64_t id = 0;
@@ -44,6 +48,8 @@ struct ClassEntry {
   uint64_t id = 0;
   std::string name;  // as written in WEFT_ACTOR(...)
   Constructor construct = nullptr;
+  StateSaver save_state = nullptr;  // set when the class is serializable (checkpointable<T>)
+  StateLoader load_state = nullptr;
   std::string symbol;  // demangled class name
   std::string site;
 };
@@ -60,7 +66,8 @@ uint64_t hash_name(std::string_view name);
 uint64_t register_function(const void* key, size_t key_len, std::string name, Invoker invoke,
                            uint64_t is_method, const RegistrationSource& source = {});
 uint64_t register_class(std::string name, Constructor construct,
-                        const RegistrationSource& source = {});
+                        const RegistrationSource& source = {}, StateSaver save = nullptr,
+                        StateLoader load = nullptr);
 // Lookups; null when not registered.
 const FunctionEntry* find_function(uint64_t id);
 const FunctionEntry* find_function_by_key(const void* key, size_t key_len);
@@ -187,6 +194,24 @@ std::shared_ptr<void> construct_actor(const CallArgs& call) {
                     std::move(args));
 }
 
+// An actor class whose state can be checkpointed: serializable the way user types are (a
+// serialize(Archive&, unsigned) member, a free serialize or save/load found by Boost's rules, or
+// a raw type copied as its bytes).
+template <class T>
+concept checkpointable =
+    serde::detail::has_serialize_member<T> || serde::is_raw_v<T> ||
+    requires(serde::detail::OArchive& ar, T& t) { serialize(ar, t, 0u); } ||
+    requires(serde::detail::OArchive& ar, const T& t) { save(ar, t, 0u); };
+
+template <class T>
+void save_actor_state(const void* self, serde::Buffer& out) {
+  serde::encode(out, *static_cast<const T*>(self));
+}
+template <class T>
+void load_actor_state(void* self, serde::Reader& in) {
+  serde::decode(in, *static_cast<T*>(self));
+}
+
 #if defined(_MSC_VER) && !defined(__clang__)
 #define WEFT_DETAIL_PRETTY_FUNCTION __FUNCSIG__
 #else
@@ -196,8 +221,14 @@ std::shared_ptr<void> construct_actor(const CallArgs& call) {
 template <class T, class... A>
 struct ActorRegistrar {
   explicit ActorRegistrar(const char* name, const char* file = "", int line = 0) {
+    StateSaver save = nullptr;
+    StateLoader load = nullptr;
+    if constexpr (checkpointable<T>) {
+      save = &save_actor_state<T>;
+      load = &load_actor_state<T>;
+    }
     ActorClass<T>::id = register_class(name, &construct_actor<T, A...>,
-                                       RegistrationSource{"", &typeid(T), file, line});
+                                       RegistrationSource{"", &typeid(T), file, line}, save, load);
   }
 };
 

@@ -28,6 +28,8 @@ struct SubmitOptions {
   int max_restarts = 0;
   int max_task_retries = 0;
   int max_concurrency = 1;
+  int checkpoint_every = 0;         // calls between checkpoints (0: off)
+  int64_t checkpoint_interval_ms = 0;  // time between checkpoints (0: off)
   // placement groups (0 = none)
   uint64_t placement_group = 0;
   int bundle_index = -1;
@@ -72,8 +74,10 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
 // --- actors ----------------------------------------------------------------------------------
 struct ActorRef {
   ActorId id;
-  int32_t rank = -1;       // where the actor lives
+  int32_t rank = -1;       // where the actor lives (a restart moves it: core/actor_restarts.cpp)
   uint64_t class_id = 0;
+  int32_t max_restarts = 0;      // ActorOptions::max_restarts: callers wait for a restart
+  int32_t max_task_retries = 0;  // ActorOptions::max_task_retries: callers keep calls in flight
 };
 // Returns at once with a handle whose rank is -1; placement and construction follow.
 ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts);
@@ -85,6 +89,9 @@ int actor_rank(const ActorRef& actor);
 int actor_rank_known(const ActorRef& actor);
 // The built-in method every actor answers once constructed (ActorHandle::ready()).
 uint64_t actor_ready_method();
+// The built-in method behind weft::checkpoint(handle): writes the actor's checkpoint now and
+// completes once it is durable.
+uint64_t actor_checkpoint_method();
 StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args);
 void kill_actor(const ActorRef& actor);
 std::optional<ActorRef> lookup_named_actor(const std::string& name);

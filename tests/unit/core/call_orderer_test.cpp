@@ -67,5 +67,33 @@ TEST(CallOrderer, DrainHandsOverEveryHeldCallAndForgetsThem) {
   EXPECT_EQ(o.held(), 0u);
 }
 
+TEST(CallOrderer, AResumeStartsTheCallersOrderAtItsBase) {
+  // A restarted actor: the caller's positions below 57 went to the previous incarnation.
+  CallOrderer<std::string> o;
+  std::deque<std::string> ready;
+  o.accept(1, 58, "58", ready);  // arrived before the resume would wait for 0..57 for ever
+  EXPECT_TRUE(ready.empty());
+  o.start_at(1, 57, ready);
+  EXPECT_TRUE(ready.empty());
+  o.accept(1, 57, "57", ready);
+  EXPECT_EQ(names(ready), (std::vector<std::string>{"57", "58"}));
+  EXPECT_FALSE(o.accept(1, 3, "old", ready));  // below the base: a duplicate
+}
+
+TEST(CallOrderer, AResumeReleasesHeldCallsAndDropsThoseBelowIt) {
+  CallOrderer<std::string> o;
+  std::deque<std::string> ready;
+  o.accept(2, 4, "4", ready);
+  o.accept(2, 10, "10", ready);
+  o.accept(2, 11, "11", ready);
+  EXPECT_EQ(o.held(), 3u);
+  o.start_at(2, 10, ready);
+  EXPECT_EQ(names(ready), (std::vector<std::string>{"10", "11"}));
+  EXPECT_EQ(o.held(), 0u);
+  o.start_at(2, 5, ready);  // already passed: nothing changes
+  EXPECT_TRUE(o.accept(2, 12, "12", ready));
+  EXPECT_EQ(ready.back(), "12");
+}
+
 }  // namespace
 }  // namespace weft::core

@@ -1,0 +1,152 @@
+// Actor checkpoints without MPI (core/actor_checkpoints.hpp): when one is due, the state's layout
+// (per-caller positions + the object) and its checks, and a write/restore round trip through
+// src/ft with a real serializable class, including a damaged file refused with its name.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/actor_checkpoints.hpp"
+#include "weft/errors.hpp"
+
+namespace {
+
+struct Tally {
+  std::vector<int> seen;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    ar& seen;
+  }
+};
+
+}  // namespace
+
+namespace weft::core {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+detail::ClassEntry tally_class() {
+  detail::ClassEntry ce;
+  ce.name = "Tally";
+  static_assert(detail::checkpointable<Tally>);
+  ce.save_state = &detail::save_actor_state<Tally>;
+  ce.load_state = &detail::load_actor_state<Tally>;
+  return ce;
+}
+
+fs::path scratch(const char* name) {
+  fs::path d =
+      fs::temp_directory_path() / ("weft-ckpt-unit-" + std::to_string(getpid()) + "-" + name);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(CheckpointState, RoundTripsCallersCallsAndObject) {
+  CheckpointState s;
+  s.done_next = {{0, 17}, {3, 2}};
+  s.results[0] = {{16, {'r', '1'}}};
+  s.calls = 19;
+  s.object = {'a', 'b', 'c'};
+  const std::vector<char> bytes = s.encode();
+  CheckpointState back = CheckpointState::decode(bytes, "test");
+  EXPECT_EQ(back.done_next, s.done_next);
+  EXPECT_EQ(back.calls, 19u);
+  ASSERT_EQ(back.results[0].size(), 1u);
+  EXPECT_EQ(back.results[0][0].seq, 16u);
+  EXPECT_EQ(back.results[0][0].value, (std::vector<char>{'r', '1'}));
+  EXPECT_EQ(back.object, s.object);
+}
+
+TEST(CheckpointState, RefusesTruncatedOrForeignBytes) {
+  CheckpointState s;
+  s.done_next = {{1, 5}};
+  s.object = std::vector<char>(100, 'x');
+  std::vector<char> bytes = s.encode();
+  std::vector<char> cut(bytes.begin(), bytes.end() - 1);
+  EXPECT_THROW(CheckpointState::decode(cut, "test"), Error);
+  std::vector<char> foreign = bytes;
+  foreign[0] ^= 0x55;
+  EXPECT_THROW(CheckpointState::decode(foreign, "test"), Error);
+  std::vector<char> tiny(5, 0);
+  EXPECT_THROW(CheckpointState::decode(tiny, "test"), Error);
+}
+
+TEST(ActorCheckpointer, DueAfterEveryNCallsAndNotWhenNothingChanged) {
+  detail::ClassEntry ce = tally_class();
+  ActorCheckpointer c(scratch("due") / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{3, 0ms});
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_FALSE(c.due(now));
+  c.note_call(0, 0);
+  c.note_call(0, 1);
+  EXPECT_FALSE(c.due(now));
+  c.note_call(0, 2);
+  EXPECT_TRUE(c.due(now));
+}
+
+TEST(ActorCheckpointer, DueByTimeOnlyAfterTheInterval) {
+  detail::ClassEntry ce = tally_class();
+  ActorCheckpointer c(scratch("time") / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{0, 50ms});
+  const auto t0 = std::chrono::steady_clock::now();
+  c.note_call(0, 0);
+  EXPECT_FALSE(c.due(t0));
+  EXPECT_TRUE(c.due(t0 + 1s));
+}
+
+TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
+  detail::ClassEntry ce = tally_class();
+  const fs::path file = scratch("rt") / "t.ckpt.h5";
+  fs::remove(file);
+  Tally t;
+  {
+    ActorCheckpointer w(file, "Tally", &ce, CheckpointPolicy{1, 0ms});
+    Tally fresh;
+    EXPECT_FALSE(w.restore(&fresh));  // never written: start from the constructor
+    for (int i = 0; i < 12; ++i) {
+      t.seen.push_back(i);
+      const std::vector<char> result(1, static_cast<char>('a' + i));
+      w.note_call(2, static_cast<uint64_t>(i), &result);
+    }
+    w.write(&t);
+    EXPECT_TRUE(w.take_first_write());  // the creator is told once
+    EXPECT_FALSE(w.take_first_write());
+  }
+  ActorCheckpointer r(file, "Tally", &ce, CheckpointPolicy{1, 0ms});
+  Tally back;
+  ASSERT_TRUE(r.restore(&back));
+  EXPECT_EQ(back.seen, t.seen);
+  EXPECT_EQ(r.calls(), 12u);
+  EXPECT_TRUE(r.completed(2, 11));
+  EXPECT_FALSE(r.completed(2, 12));
+  EXPECT_FALSE(r.completed(1, 0));
+  // The 8 latest results per caller come back with it; older ones do not.
+  ASSERT_NE(r.result_of(2, 11), nullptr);
+  EXPECT_EQ(*r.result_of(2, 11), std::vector<char>(1, 'a' + 11));
+  EXPECT_NE(r.result_of(2, 4), nullptr);
+  EXPECT_EQ(r.result_of(2, 3), nullptr);
+  // Another class's reader refuses it, naming the file.
+  ActorCheckpointer other(file, "Other", &ce, CheckpointPolicy{});
+  try {
+    other.restore(&back);
+    FAIL() << "a checkpoint of another class was restored";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(e.kind(), CheckpointError::Kind::kWrongClass);
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos);
+  }
+  // Missing where an earlier incarnation wrote one (a checkpoint_dir this host does not see): an
+  // error, not a fresh start.
+  ActorCheckpointer elsewhere(file.parent_path() / "gone.ckpt.h5", "Tally", &ce, {});
+  EXPECT_THROW(elsewhere.restore(&back, /*expected=*/true), CheckpointError);
+  EXPECT_FALSE(elsewhere.restore(&back, /*expected=*/false));
+  // A truncated file: an error naming it, never a fresh start.
+  fs::resize_file(file, fs::file_size(file) / 2);
+  EXPECT_THROW(r.restore(&back), CheckpointError);
+  fs::remove_all(file.parent_path());
+}
+
+}  // namespace
+}  // namespace weft::core
