@@ -6,12 +6,6 @@
 #include "common/log.hpp"
 
 namespace weft::core {
-namespace {
-
-std::vector<char> body_of(serde::Buffer& b) { return b.take(); }
-
-}  // namespace
-
 BorrowProtocol::BorrowProtocol(int rank, ObjectTable& objects, const FailedRanks& failed)
     : rank_(rank), objects_(objects), failed_(failed) {}
 
@@ -94,7 +88,7 @@ void BorrowProtocol::flush(MsgOutbox& out) {
     w.put<int32_t>(receiver);
     w.put<uint32_t>(static_cast<uint32_t>(batch.ids.size()));
     for (const auto& id : batch.ids) w.put<ObjectId>(id);
-    out.push_back(OutMsg{owner, Msg::kBorrowAdd, body_of(b)});
+    out.push_back(OutMsg{owner, Msg::kBorrowAdd, b.take()});
     awaiting_[seq] = Awaiting{owner, std::move(batch.held)};
   }
   batches_.clear();
@@ -121,7 +115,7 @@ void BorrowProtocol::flush(MsgOutbox& out) {
         w.put<ObjectId>(rel[k].first);
         w.put<uint32_t>(rel[k].second);
       }
-      out.push_back(OutMsg{owner, Msg::kBorrowRelease, body_of(b)});
+      out.push_back(OutMsg{owner, Msg::kBorrowRelease, b.take()});
     }
     i = j;
   }
@@ -146,7 +140,7 @@ void BorrowProtocol::on_add(int src, const char* data, size_t len, MsgOutbox& ou
   serde::Buffer b;
   WireWriter w(b);
   w.put<uint64_t>(seq);
-  out.push_back(OutMsg{src, Msg::kBorrowAck, body_of(b)});
+  out.push_back(OutMsg{src, Msg::kBorrowAck, b.take()});
 }
 
 void BorrowProtocol::on_ack(const char* data, size_t len, MsgOutbox& out) {

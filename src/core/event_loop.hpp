@@ -229,6 +229,9 @@ class EventLoop : public net::MessageSink {
   // "task add 'probe' on rank 2": what this rank is running to produce `id` (its task, or its
   // call to an actor), or "" when it is not producing it now (submitter.cpp).
   std::string describe_producer(const ObjectId& id) const;
+  // The repeats RepeatedWarnings counted, one line per text (submitter.cpp): every 10 s at most,
+  // and once more when the loop ends.
+  void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);
   void fetch(const StatePtr& s);
   void request_named(const std::string& name, detail::ActorRef ref, StatePtr reply, bool reg);
   void kill_actor(const detail::ActorRef& a);
@@ -496,7 +499,6 @@ class EventLoop : public net::MessageSink {
   StealPlanner steal_;
   std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
   RepeatedWarnings warnings_{std::chrono::seconds(10)};  // identical warnings, counted
-  void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);
 
   // --- actors hosted here ---
   std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;
