@@ -186,8 +186,11 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
     WEFT_LOG(Debug) << "rank " << rank << " left while this rank ends: " << reason;
     return;
   }
-  if (puller_) puller_->peer_failed(rank, reason);  // pulls from it fail, its pins go
   if (rank == 0 && rank_ != 0) {
+    if (puller_) {  // pulls from it fail, its pins go; the job is over, nothing is asked again
+      ObjectPuller::Outbox ignored;
+      puller_->peer_failed(rank, reason, ignored);
+    }
     // The job cannot go on without its driver and head: one line, then this rank ends.
     WEFT_LOG(Error) << topo_.describe(0) << " (the driver and head) failed: " << reason
                     << "; the job is over, " << topo_.describe(rank_) << " stops serving";
@@ -199,7 +202,14 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
   }
   WEFT_LOG(Error) << topo_.describe(rank) << " failed: " << reason;
   heartbeat_peer_failed(rank, reason);  // the head tells every rank (heartbeats.cpp)
+  // Tasks first: one whose result this rank was still copying from there is re-run, so the
+  // copy's failure (next) finds an attempt given up on, not the task's final answer.
   fail_work_on(rank, reason);
+  if (puller_) {  // pulls from it ask the objects' owners, or fail; its pins go
+    ObjectPuller::Outbox out;
+    puller_->peer_failed(rank, reason, out);
+    carry_out(out);
+  }
 }
 
 // --- named actors (rank 0 holds the directory) ------------------------------------------------

@@ -53,6 +53,7 @@
 namespace weft::core {
 
 class EventLoop;
+class StorePayload;
 using Command = std::function<void(EventLoop&)>;
 
 Strategy to_strategy(const detail::SubmitOptions& o);
@@ -381,6 +382,8 @@ class EventLoop : public net::MessageSink {
   void send_stored_result(int owner, const ObjectId& ret, size_t size,
                           std::vector<StatePtr> contained = {});
   bool reply_stored(int dest, const ObjectState& s);
+  // Where a reader on another node pulls a ready stored value from (object_transfer.cpp).
+  int copy_source(const StorePayload& sp) const;
   void handle_stored_result(int src, const char* data, size_t len);
   void handle_object_location(int src, const char* data, size_t len);
   void handle_pull_request(int src, const char* data, size_t len);

@@ -33,8 +33,15 @@ detail::ErrorInfo lost_error(int rank, const std::string& msg) {
   return pull_error(detail::ErrorKind::kObjectLost, rank, msg);
 }
 
-ObjectPuller::ObjectPuller(const net::Topology& topo, store::NodeStore* store)
-    : topo_(topo), store_(store) {}
+ObjectPuller::ObjectPuller(const net::Topology& topo, store::NodeStore* store,
+                           const FailedRanks* failed)
+    : topo_(topo), store_(store), failed_(failed) {}
+
+int ObjectPuller::fallback_holder(const ObjectId& id, int holder) const {
+  const int owner = id.owner;
+  if (owner == holder || owner == topo_.rank || failed(owner)) return -1;
+  return owner;
+}
 
 void ObjectPuller::request(const ObjectId& id, int holder, Outbox& out) {
   out.msgs.push_back(OutMsg{holder, Msg::kPullRequest, id_body(id)});
@@ -49,6 +56,15 @@ void ObjectPuller::pull(const ObjectId& id, int holder, size_t size, bool owner_
   if (topo_.same_node(holder)) {  // same segment: nothing to copy, ever
     done(std::make_shared<StorePayload>(id, holder, size, owner_record, std::nullopt), {});
     return;
+  }
+  if (failed(holder)) {  // a location given before its holder failed
+    const int other = fallback_holder(id, holder);
+    if (other < 0) {
+      done(nullptr, lost_error(topo_.rank, id.str() + " was on rank " + std::to_string(holder) +
+                                               ", which has failed, and no other rank holds it"));
+      return;
+    }
+    holder = other;
   }
   std::optional<store::ObjectView> v;
   try {
@@ -154,9 +170,16 @@ void ObjectPuller::on_reply(int src, const char* data, size_t len, Outbox& out) 
 }
 
 void ObjectPuller::on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out) {
-  out.msgs.push_back(OutMsg{r.holder, Msg::kPullDone, id_body(r.id)});
-  if (ok) r.copy->seal();
-  finish(r.id, ok ? "" : "RMA read failed: " + error);
+  if (!failed(r.holder)) out.msgs.push_back(OutMsg{r.holder, Msg::kPullDone, id_body(r.id)});
+  if (ok) {  // the bytes are whole, whoever the pull asks now
+    r.copy->seal();
+    return finish(r.id, "");
+  }
+  auto it = pulls_.find(r.id);
+  // A read from a holder that failed while this pull moved on to the owner: its unsealed copy
+  // goes with `r`, and the new request waits for that (await_copy).
+  if (it != pulls_.end() && it->second.holder != r.holder) return;
+  finish(r.id, "RMA read failed: " + error);
 }
 
 void ObjectPuller::await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out) {
@@ -237,12 +260,24 @@ void ObjectPuller::on_done(int src, const char* data, size_t len) {
   if (it != lent_.end()) lent_.erase(it);
 }
 
-void ObjectPuller::peer_failed(int rank, const std::string& reason) {
+void ObjectPuller::peer_failed(int rank, const std::string& reason, Outbox& out) {
   for (auto it = lent_.begin(); it != lent_.end();)
     it = it->first.first == rank ? lent_.erase(it) : std::next(it);
   std::vector<ObjectId> lost;
-  for (const auto& [id, p] : pulls_)
-    if (p.holder == rank) lost.push_back(id);
+  for (auto& [id, p] : pulls_) {
+    if (p.holder != rank) continue;
+    const int other = fallback_holder(id, rank);
+    if (other < 0 || p.requests >= kMaxRequests) {
+      lost.push_back(id);
+      continue;
+    }
+    WEFT_LOG(Info) << "pulling " << id.str() << " from its owner, rank " << other << ": rank "
+                   << rank << ", which held it, failed (" << reason << ")";
+    p.holder = other;
+    p.copy_deadline.reset();
+    ++p.requests;
+    request(id, other, out);
+  }
   for (const auto& id : lost)
     finish(id, "rank " + std::to_string(rank) + ", which holds it, failed (" + reason + ")");
 }

@@ -13,8 +13,13 @@
 // the loser (kExists / kInProgress) and it waits for the winner's copy, asking H itself if the
 // winner gives up (at most kMaxRequests requests in all). Any other failure to make the copy
 // (store full, a fallback file that cannot be made) fails the pull's waiters at once, naming the
-// object, both nodes and the cause. A holder that fails fails its pulls; a reader that fails
-// has its pinned views dropped.
+// object, both nodes and the cause. A reader that fails has its pinned views dropped.
+//
+// A holder that fails does not take the value with it while the value's owner lives: the owner
+// keeps a copy on its own node of every stored value it completes (object_transfer.cpp), so a
+// pull from a failed holder asks the owner instead (at once when the holder was known failed
+// before the pull began). Only the owner's own pull, the copy it makes of a result, has nowhere
+// else to go: it fails, and the owner re-runs the task (task_retry.cpp).
 #pragma once
 
 #include <chrono>
@@ -27,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/failed_ranks.hpp"
 #include "core/msg_outbox.hpp"
 #include "net/topology.hpp"
 #include "store/node_store.hpp"
@@ -69,8 +75,10 @@ class ObjectPuller {
     bool recheck = false;  // a pull waits for another rank's copy: call recheck() next turn
   };
 
-  // `store`: this node's store (null: this rank has none, and every pull fails).
-  ObjectPuller(const net::Topology& topo, store::NodeStore* store);
+  // `store`: this node's store (null: this rank has none, and every pull fails). `failed`: the
+  // ranks this rank knows have failed (null: none ever).
+  ObjectPuller(const net::Topology& topo, store::NodeStore* store,
+               const FailedRanks* failed = nullptr);
 
   // --- reader -----------------------------------------------------------------------------------
   // `done` gets a StorePayload of the value on this node (`owner_record`: the owner's record,
@@ -88,8 +96,9 @@ class ObjectPuller {
   void on_done(int src, const char* data, size_t len);
   size_t lent() const { return lent_.size(); }
 
-  // `rank` failed: pulls from it fail (ObjectLostError naming it), views it was copying go.
-  void peer_failed(int rank, const std::string& reason);
+  // `rank` failed: pulls from it ask the object's owner instead, or fail (ObjectLostError naming
+  // it) when the owner is this rank or failed too; views it was copying go.
+  void peer_failed(int rank, const std::string& reason, Outbox& out);
 
  private:
   struct Waiter {
@@ -110,9 +119,14 @@ class ObjectPuller {
   void finish(const ObjectId& id, const std::string& error);
   void request(const ObjectId& id, int holder, Outbox& out);
   void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
+  bool failed(int rank) const { return failed_ && failed_->contains(rank); }
+  // Where to pull `id` from when `holder` has failed: its owner, which keeps a copy on its node;
+  // -1 when that is this rank (its own copy is what failed) or the owner failed too.
+  int fallback_holder(const ObjectId& id, int holder) const;
 
   const net::Topology& topo_;
   store::NodeStore* store_;
+  const FailedRanks* failed_;
   std::unordered_map<ObjectId, Pull> pulls_;
   // (reader rank, object) → views pinned until the reader says its copy is done.
   std::multimap<std::pair<int, ObjectId>, store::ObjectView> lent_;

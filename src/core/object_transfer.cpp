@@ -37,7 +37,7 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
 ObjectPuller& EventLoop::puller() {
   if (!puller_) {
     ObjectStoreClient* c = store_client();
-    puller_ = std::make_unique<ObjectPuller>(topo_, c ? &c->store() : nullptr);
+    puller_ = std::make_unique<ObjectPuller>(topo_, c ? &c->store() : nullptr, &failed_);
   }
   return *puller_;
 }
@@ -117,13 +117,20 @@ bool EventLoop::reply_stored(int dest, const ObjectState& s) {
   serde::Buffer b;
   WireWriter w(b);
   w.put<ObjectId>(s.id);
-  w.put<int32_t>(sp->holder());
+  w.put<int32_t>(copy_source(*sp));
   w.put<uint64_t>(sp->size());
   std::vector<StatePtr> contained;  // refs inside the value: the reader borrows them too
   add_contained(contained, s);
   put_ref_ids(w, contained);
   send_with_refs(dest, Msg::kObjectLocation, b, std::move(contained));
   return true;
+}
+
+int EventLoop::copy_source(const StorePayload& sp) const {
+  // A ready stored value always has a copy on this rank's node: the primary, the owner's copy
+  // (handle_stored_result), or the copy a borrower pulled to complete it. So when the primary's
+  // rank has failed, readers elsewhere pull from here.
+  return known_failed(sp.holder()) ? rank_ : sp.holder();
 }
 
 void EventLoop::handle_object_location(int src, const char* data, size_t len) {

@@ -54,7 +54,7 @@ std::vector<char> EventLoop::resolve_args(const PendingCall& call, bool stored_b
     const StatePtr& r = call.refs.at(next_ref++);
     const auto* sp = dynamic_cast<const StorePayload*>(r->payload.get());
     if (stored_by_location && sp) {
-      w.stored(StoredArg{r->id, sp->holder(), sp->size()});
+      w.stored(StoredArg{r->id, copy_source(*sp), sp->size()});
       by_location = true;
       continue;
     }

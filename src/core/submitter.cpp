@@ -113,11 +113,12 @@ std::vector<std::pair<int, uint64_t>> EventLoop::arg_bytes_by_rank(const Pending
     const auto* sp = dynamic_cast<const StorePayload*>(r->payload.get());
     if (!sp) continue;
     total += sp->size();
+    const int at = copy_source(*sp);
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) {
-      return view_.info(e.first).node == view_.info(sp->holder()).node;
+      return view_.info(e.first).node == view_.info(at).node;
     });
     if (it == out.end())
-      out.emplace_back(sp->holder(), sp->size());
+      out.emplace_back(at, sp->size());
     else
       it->second += sp->size();
   }

@@ -101,6 +101,16 @@ struct Cluster {
     if (reply) who.on_reply(0, reply->body.data(), reply->body.size(), r);
     return r;
   }
+  // Ranks 1 and 2 of one node pull the same 1 MiB object at once, and the holder answers both
+  // (rank 1's request first): what each reader's puller returned.
+  std::pair<ObjectPuller::Outbox, ObjectPuller::Outbox> two_pulls(Got& first, Got& second) {
+    put_primary(*node0.store, kMiB);
+    ObjectPuller::Outbox o1, o2;
+    reader.pull(kId, 0, kMiB, false, into(first), o1);
+    neighbour.pull(kId, 0, kMiB, false, into(second), o2);
+    ObjectPuller::Outbox r1 = answer(reader, 1, o1.msgs.at(0));
+    return {std::move(r1), answer(neighbour, 2, o2.msgs.at(0))};
+  }
   // What UCX would do: the bytes at the offset of the holder's segment, into the copy.
   void rma(const ObjectPuller::Read& r) {
     std::memcpy(r.copy->data().data(), static_cast<const char*>(node0.store->base()) + r.offset,
@@ -186,13 +196,8 @@ TEST(ObjectPuller, AHolderWithoutTheObjectFailsThePullNamingBothNodes) {
 
 TEST(ObjectPuller, ASecondRankOfTheNodeWaitsForTheFirstOnesCopy) {
   Cluster c;
-  put_primary(*c.node0.store, kMiB);
   Got first, second;
-  ObjectPuller::Outbox o1, o2;
-  c.reader.pull(kId, 0, kMiB, false, into(first), o1);
-  c.neighbour.pull(kId, 0, kMiB, false, into(second), o2);
-  ObjectPuller::Outbox r1 = c.answer(c.reader, 1, o1.msgs.at(0));  // rank 1 makes the copy
-  ObjectPuller::Outbox r2 = c.answer(c.neighbour, 2, o2.msgs.at(0));
+  auto [r1, r2] = c.two_pulls(first, second);  // rank 1 makes the copy
   EXPECT_TRUE(r2.reads.empty()) << "rank 2 must not write the copy rank 1 is writing";
   EXPECT_TRUE(r2.recheck);
   EXPECT_NE(find(r2, Msg::kPullDone), nullptr) << "rank 2 unpins the holder at once";
@@ -212,13 +217,8 @@ TEST(ObjectPuller, ASecondRankOfTheNodeWaitsForTheFirstOnesCopy) {
 
 TEST(ObjectPuller, ACopyTheOtherRankGivesUpMakesThisOneAskTheHolderItself) {
   Cluster c;
-  put_primary(*c.node0.store, kMiB);
   Got first, second;
-  ObjectPuller::Outbox o1, o2;
-  c.reader.pull(kId, 0, kMiB, false, into(first), o1);
-  c.neighbour.pull(kId, 0, kMiB, false, into(second), o2);
-  ObjectPuller::Outbox r1 = c.answer(c.reader, 1, o1.msgs.at(0));
-  c.answer(c.neighbour, 2, o2.msgs.at(0));
+  auto [r1, unused] = c.two_pulls(first, second);
   ObjectPuller::Outbox failed;
   c.reader.on_read_done(r1.reads.at(0), false, "Endpoint timeout", failed);
   ASSERT_EQ(first.calls, 1);
@@ -245,9 +245,12 @@ TEST(ObjectPuller, AFailedHolderFailsItsPullsAndAFailedReadersPinsGo) {
   ObjectPuller::Outbox h;
   c.holder.on_request(1, out.msgs[0].body.data(), out.msgs[0].body.size(), h);
   EXPECT_EQ(c.holder.lent(), 1u);
-  c.holder.peer_failed(1, "no heartbeat");  // the reader died while copying
+  ObjectPuller::Outbox ignored;
+  c.holder.peer_failed(1, "no heartbeat", ignored);  // the reader died while copying
   EXPECT_EQ(c.holder.lent(), 0u);
-  c.reader.peer_failed(0, "UCX endpoint error");  // and the holder, before its reply came
+  // And the holder, before its reply came: it was the owner too, so nobody else has a copy.
+  c.reader.peer_failed(0, "UCX endpoint error", ignored);
+  EXPECT_TRUE(ignored.msgs.empty());
   ASSERT_EQ(got.calls, 1);
   EXPECT_EQ(got.error.kind, detail::ErrorKind::kObjectLost);
   EXPECT_NE(got.error.message.find("rank 0, which holds it, failed (UCX endpoint error)"),
@@ -258,6 +261,136 @@ TEST(ObjectPuller, AFailedHolderFailsItsPullsAndAFailedReadersPinsGo) {
   c.reader.on_reply(0, h.msgs.at(0).body.data(), h.msgs[0].body.size(), late);
   EXPECT_TRUE(late.reads.empty());
   EXPECT_EQ(got.calls, 1);
+}
+
+// Three nodes: rank 0 owns the object and keeps a copy on node 0, rank 1 (node 1) produced it
+// and holds the primary, rank 2 (node 2) reads it.
+struct OwnerCopy {
+  TempStore owner_node{"o"}, holder_node{"h"}, reader_node{"r"};
+  net::Topology t0 = three(0), t1 = three(1), t2 = three(2);
+  FailedRanks failed{3};
+  ObjectPuller owner{t0, owner_node.store.get(), &failed};
+  ObjectPuller holder{t1, holder_node.store.get(), &failed};
+  ObjectPuller reader{t2, reader_node.store.get(), &failed};
+  static constexpr size_t kSize = kMiB + 3;
+
+  OwnerCopy() {
+    put_primary(*owner_node.store, kSize);  // the owner's copy (its pattern is the same)
+    put_primary(*holder_node.store, kSize);
+  }
+  static net::Topology three(int rank) {
+    net::Topology t;
+    t.rank = rank;
+    t.size = 3;
+    t.node_of_rank = {0, 1, 2};
+    t.node = rank;
+    t.num_nodes = 3;
+    return t;
+  }
+  // `from` answers the reader's `request`; the reply reaches the reader.
+  ObjectPuller::Outbox answer(ObjectPuller& from, const OutMsg& request) {
+    ObjectPuller::Outbox h;
+    from.on_request(2, request.body.data(), request.body.size(), h);
+    ObjectPuller::Outbox r;
+    reader.on_reply(request.dest, h.msgs.at(0).body.data(), h.msgs[0].body.size(), r);
+    return r;
+  }
+  void rma(const ObjectPuller::Read& r, TempStore& from) {
+    std::memcpy(r.copy->data().data(), static_cast<const char*>(from.store->base()) + r.offset,
+                r.size);
+  }
+};
+
+TEST(ObjectPuller, APullWhoseHolderFailsAsksTheOwnerWhichKeepsACopy) {
+  OwnerCopy c;
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 1, OwnerCopy::kSize, false, into(got), out);
+  ASSERT_EQ(out.msgs.at(0).dest, 1);
+  c.failed.add(1);
+  ObjectPuller::Outbox moved;
+  c.reader.peer_failed(1, "no heartbeat for 600 ms", moved);
+  EXPECT_EQ(got.calls, 0) << got.error.message;
+  const OutMsg* req = find(moved, Msg::kPullRequest);
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(req->dest, 0) << "the owner has the other copy";
+  ObjectPuller::Outbox r = c.answer(c.owner, *req);
+  c.rma(r.reads.at(0), c.owner_node);
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r.reads[0], true, "", done);
+  ASSERT_TRUE(got.payload) << got.error.message;
+  expect_pattern(*got.payload, OwnerCopy::kSize);
+  EXPECT_EQ(find(done, Msg::kPullDone)->dest, 0);
+}
+
+TEST(ObjectPuller, AHolderFailingMidReadMovesThePullToTheOwner) {
+  OwnerCopy c;
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 1, OwnerCopy::kSize, false, into(got), out);
+  ObjectPuller::Outbox r1 = c.answer(c.holder, out.msgs.at(0));
+  ASSERT_EQ(r1.reads.size(), 1u);  // reading from rank 1 when it dies
+  c.failed.add(1);
+  ObjectPuller::Outbox moved;
+  c.reader.peer_failed(1, "UCX endpoint error", moved);
+  ObjectPuller::Outbox r2 = c.answer(c.owner, *find(moved, Msg::kPullRequest));
+  EXPECT_TRUE(r2.reads.empty()) << "the failed read's copy is still open";
+  EXPECT_TRUE(r2.recheck);
+  ObjectPuller::Outbox late;
+  c.reader.on_read_done(r1.reads[0], false, "Endpoint timeout", late);
+  EXPECT_EQ(got.calls, 0) << "the old read's failure is not the pull's: " << got.error.message;
+  EXPECT_EQ(find(late, Msg::kPullDone), nullptr) << "nothing goes to a failed rank";
+  r1.reads.clear();  // the unsealed copy goes
+  ObjectPuller::Outbox again;
+  c.reader.recheck(std::chrono::steady_clock::now(), again);
+  const OutMsg* req = find(again, Msg::kPullRequest);
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(req->dest, 0);
+  ObjectPuller::Outbox r3 = c.answer(c.owner, *req);
+  c.rma(r3.reads.at(0), c.owner_node);
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r3.reads[0], true, "", done);
+  ASSERT_TRUE(got.payload) << got.error.message;
+  expect_pattern(*got.payload, OwnerCopy::kSize);
+}
+
+TEST(ObjectPuller, ALocationWhoseHolderIsKnownFailedGoesToTheOwnerAtOnce) {
+  OwnerCopy c;
+  c.failed.add(1);
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 1, OwnerCopy::kSize, false, into(got), out);
+  ASSERT_EQ(out.msgs.size(), 1u);
+  EXPECT_EQ(out.msgs[0].dest, 0);
+}
+
+TEST(ObjectPuller, TheOwnersOwnCopyAndAFailedOwnerHaveNowhereElseToGo) {
+  OwnerCopy c;
+  c.owner_node.store->remove(kId);  // the owner is still making its copy
+  Got mine, theirs;
+  ObjectPuller::Outbox out;
+  c.owner.pull(kId, 1, OwnerCopy::kSize, /*owner_record=*/true, into(mine), out);
+  c.reader.pull(kId, 1, OwnerCopy::kSize, false, into(theirs), out);
+  c.failed.add(0);
+  c.failed.add(1);
+  ObjectPuller::Outbox o1, o2;
+  c.owner.peer_failed(1, "host lost", o1);
+  c.reader.peer_failed(1, "host lost", o2);
+  EXPECT_TRUE(o1.msgs.empty());
+  EXPECT_TRUE(o2.msgs.empty());
+  for (Got* g : {&mine, &theirs}) {
+    ASSERT_EQ(g->calls, 1);
+    EXPECT_EQ(g->error.kind, detail::ErrorKind::kObjectLost);
+    EXPECT_NE(g->error.message.find("rank 1, which holds it, failed (host lost)"),
+              std::string::npos)
+        << g->error.message;
+  }
+  Got later;
+  c.reader.pull(kId, 1, OwnerCopy::kSize, false, into(later), out);
+  ASSERT_EQ(later.calls, 1);
+  EXPECT_NE(later.error.message.find("which has failed, and no other rank holds it"),
+            std::string::npos)
+      << later.error.message;
 }
 
 TEST(ObjectPuller, ARankWithoutAStoreFailsThePullSayingSo) {

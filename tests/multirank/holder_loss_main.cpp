@@ -1,0 +1,155 @@
+// Stored values outlive the rank that produced them (issue #10): run under
+// `mpirun --enable-recovery -n 4` with WEFT_RESOURCES giving rank 1 "r1" and ranks 2 and 3 "w",
+// each rank on its own virtual node. The owner keeps a copy of every stored result on its own
+// node, so when the producer's rank dies:
+//  * the owner still reads the value;
+//  * a task on another node that takes it as an argument pulls it from the owner's node;
+//  * a borrower on another node that asks the owner for it later pulls it from there too;
+//  * a chain (a value made from a value) survives its producer.
+// And a producer that dies while the owner is still copying its result (the only copy) has its
+// task re-run on a live rank (max_retries), so the value comes back whole.
+// Prints HOLDER_LOSS_OK, or FAILED: ... and a non-zero driver exit code.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+#include <weft/weft.hpp>
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Vec = std::vector<double>;
+using VecRef = weft::ObjectRef<Vec>;
+
+Vec make(uint64_t n, double seed) {
+  Vec v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = seed + static_cast<double>(i % 1000);
+  return v;
+}
+double expected_sum(uint64_t n, double seed) {
+  const Vec v = make(n, seed);
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+Vec plus_one(const Vec& v) {
+  Vec out(v);
+  for (double& x : out) x += 1;
+  return out;
+}
+double sum(const Vec& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+// A borrower: the ref arrives nested, so this rank asks its owner where the value is.
+double sum_borrowed(std::vector<VecRef> refs) { return sum(weft::get(refs.at(0))); }
+int die() {
+  std::fflush(nullptr);
+  raise(SIGKILL);
+  return 0;
+}
+// First attempt (no marker yet): once the result is in this node's store, and so on its way to
+// the owner, the rank dies while the owner copies it. Later attempts just return it.
+Vec make_then_die(uint64_t n, double seed, std::string marker) {
+  Vec v = make(n, seed);
+  if (!fs::exists(marker)) {
+    std::ofstream(marker) << weft::rank();
+    const size_t bytes = n * sizeof(double);
+    std::thread([bytes] {
+      for (int i = 0; i < 20000; ++i) {  // at most 20 s
+        if (weft::detail::local_store_info().primary_bytes >= bytes) break;
+        std::this_thread::sleep_for(1ms);
+      }
+      std::this_thread::sleep_for(20ms);  // the owner's copy has begun
+      std::fflush(nullptr);
+      raise(SIGKILL);
+    }).detach();
+  }
+  return v;
+}
+
+weft::TaskOptions on(const char* resource, int max_retries = 0) {
+  weft::TaskOptions o;
+  o.resources = {{resource, 1}};
+  o.max_retries = max_retries;
+  return o;
+}
+
+int fail(const std::string& why) {
+  std::printf("FAILED: %s\n", why.c_str());
+  std::fflush(stdout);
+  return 1;
+}
+
+// Kills the rank that has `resource` and waits until this rank knows it failed.
+int kill_rank(const char* resource) {
+  try {
+    weft::task(die).options(on(resource)).remote().get(60s);
+    return fail(std::string("die() on ") + resource + " returned");
+  } catch (const weft::ObjectLostError& e) {
+    std::printf("killed the rank with %s: %s\n", resource, e.what());
+    return 0;
+  }
+}
+
+int drive() {
+  if (weft::world_size() != 4) return fail("needs 4 ranks");
+  constexpr uint64_t kN = 1 << 22;  // 32 MiB: stored, far above inline_threshold
+  const double want = expected_sum(kN, 1);
+
+  // Made on rank 1, which then dies: x, read by the owner before the death, and a chain, y and
+  // z = plus_one(y), read only after it.
+  VecRef x = weft::task(make).options(on("r1")).remote(kN, 1.0);
+  VecRef y = weft::task(make).options(on("r1")).remote(kN, 1.0);
+  VecRef z = weft::task(plus_one).options(on("r1")).remote(y);
+  if (sum(x.get(60s)) != want) return fail("x is wrong before the death");
+  weft::wait({y, z}, 2, 60s);
+  if (int rc = kill_rank("r1")) return rc;
+
+  if (sum(x.get(60s)) != want) return fail("the owner lost x with its producer");
+  double s = weft::task(sum).options(on("w")).remote(x).get(60s);
+  if (s != want) return fail("a task on another node read x wrong: " + std::to_string(s));
+  s = weft::task(sum_borrowed).options(on("w")).remote(std::vector<VecRef>{x}).get(60s);
+  if (s != want) return fail("a borrower read x wrong: " + std::to_string(s));
+  std::printf("x outlived rank 1: read by the owner, a task and a borrower on other nodes\n");
+  s = weft::task(sum).options(on("w")).remote(z).get(60s);
+  if (s != want + kN) return fail("z read wrong after its producer died: " + std::to_string(s));
+  s = weft::task(sum_borrowed).options(on("w")).remote(std::vector<VecRef>{y, z}).get(60s);
+  if (s != want) return fail("y borrowed wrong after its producer died: " + std::to_string(s));
+  std::printf("a chain of two outlived its producer\n");
+
+  // The producer dies while the owner copies its result, the only copy (256 MiB over TCP takes
+  // a while): the task is re-run on the other worker and the value comes back whole.
+  constexpr uint64_t kBig = 1 << 25;
+  const fs::path marker =
+      fs::temp_directory_path() / ("weft-holder-loss-" + std::to_string(getpid()));
+  VecRef big = weft::task(make_then_die).options(on("w", 1)).remote(kBig, 3.0, marker.string());
+  s = sum(big.get(120s));
+  fs::remove(marker);
+  if (s != expected_sum(kBig, 3)) return fail("the re-run value is wrong: " + std::to_string(s));
+  std::printf("a result whose producer died while the owner copied it was re-run\n");
+  std::printf("HOLDER_LOSS_OK\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+WEFT_REMOTE(make);
+WEFT_REMOTE(plus_one);
+WEFT_REMOTE(sum);
+WEFT_REMOTE(sum_borrowed);
+WEFT_REMOTE(die);
+WEFT_REMOTE(make_then_die);
+
+int main(int argc, char** argv) {
+  int code = weft::run(argc, argv, drive);
+  std::printf("rank exit code %d\n", code);
+  std::fflush(stdout);
+  return code;
+}
