@@ -135,12 +135,14 @@ void ActorCheckpointer::write(const void* object) {
 bool ActorCheckpointer::restore(void* object, bool expected) {
   if (!cls_ || !cls_->load_state) return false;  // never checkpointed: nothing to restore
   ft::remove_checkpoint_temporaries(file_);      // its writer died with the old rank
+  // The creator never heard of a checkpoint of this actor: a file under its key is another
+  // run's (actor ids and names repeat in every run of a program), not this actor's state.
+  if (!expected) return false;
   ft::Checkpoint c;
   try {
     c = ft::read_checkpoint(file_, class_name_, ft::current_build_id());
   } catch (const CheckpointError& e) {
     if (e.kind() != CheckpointError::Kind::kMissing) throw;
-    if (!expected) return false;
     throw CheckpointError(CheckpointError::Kind::kMissing, file_.string(),
                           "an earlier incarnation of this actor wrote its checkpoint, but the "
                           "file is not there on this host",

@@ -61,10 +61,10 @@ class ActorCheckpointer {
   // Writes the object's state durably (src/ft). Throws CheckpointError (file, reason) or
   // SerializationError (the class's serialize threw).
   void write(const void* object);
-  // After construction on a restart: loads the latest checkpoint into `object`. False when none
-  // was ever written (start from the constructor); throws CheckpointError or Error (naming the
-  // file) when one exists but cannot be trusted, or when `expected` (an earlier incarnation
-  // wrote one) and the file is missing: an actor_checkpoint_dir this host does not see.
+  // After construction on a restart: loads the latest checkpoint into `object`. False when no
+  // earlier incarnation wrote one (`expected` false: start from the constructor, whatever file
+  // an earlier run left under the key); throws CheckpointError or Error (naming the file) when
+  // it cannot be trusted, or is missing: an actor_checkpoint_dir this host does not see.
   bool restore(void* object, bool expected = false);
   // True once, after the first successful write (the creator is told: a restart must find it).
   bool take_first_write() { return std::exchange(first_write_, false); }

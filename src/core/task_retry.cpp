@@ -46,12 +46,21 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   if (auto it = arg_holds_.find(id); it != arg_holds_.end())
     note_stored_readers(it->second, target);
   const detail::FunctionEntry* fe = detail::find_function(r.item.fn_id);
-  WEFT_LOG(Warn) << "retrying task "
-                 << task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name)
-                 << " on rank " << target << " (attempt " << r.attempts() << "; "
-                 << (r.left < 0 ? std::string("no limit")
-                                : std::to_string(r.left) + " retries left")
-                 << "): " << why.message;
+  // A rank's death retries many tasks at once, and fail_work_on sums them up in one line; an
+  // exception's retry is one task's own news.
+  const bool own_news = why.kind == detail::ErrorKind::kTask;
+  if (own_news ? WEFT_LOG_ENABLED(Warn) : WEFT_LOG_ENABLED(Debug)) {
+    const std::string text =
+        "retrying task " +
+        task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name) + " on rank " +
+        std::to_string(target) + " (attempt " + std::to_string(r.attempts()) + "; " +
+        (r.left < 0 ? std::string("no limit") : std::to_string(r.left) + " retries left") +
+        "): " + why.message;
+    if (own_news)
+      WEFT_LOG(Warn) << text;
+    else
+      WEFT_LOG(Debug) << text;
+  }
   if (target == rank_)
     enqueue_exec(ExecItem(r.item));  // the body consumes its copy; the spec stays for the next
   else

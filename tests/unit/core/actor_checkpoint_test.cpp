@@ -117,7 +117,10 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   }
   ActorCheckpointer r(file, "Tally", &ce, CheckpointPolicy{1, 0ms});
   Tally back;
-  ASSERT_TRUE(r.restore(&back));
+  // The file is there, but no incarnation of this actor wrote one: another run's, ignored.
+  EXPECT_FALSE(r.restore(&back, /*expected=*/false));
+  EXPECT_TRUE(back.seen.empty());
+  ASSERT_TRUE(r.restore(&back, /*expected=*/true));
   EXPECT_EQ(back.seen, t.seen);
   EXPECT_EQ(r.calls(), 12u);
   EXPECT_TRUE(r.completed(2, 11));
@@ -131,7 +134,7 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   // Another class's reader refuses it, naming the file.
   ActorCheckpointer other(file, "Other", &ce, CheckpointPolicy{});
   try {
-    other.restore(&back);
+    other.restore(&back, /*expected=*/true);
     FAIL() << "a checkpoint of another class was restored";
   } catch (const CheckpointError& e) {
     EXPECT_EQ(e.kind(), CheckpointError::Kind::kWrongClass);
@@ -144,7 +147,7 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   EXPECT_FALSE(elsewhere.restore(&back, /*expected=*/false));
   // A truncated file: an error naming it, never a fresh start.
   fs::resize_file(file, fs::file_size(file) / 2);
-  EXPECT_THROW(r.restore(&back), CheckpointError);
+  EXPECT_THROW(r.restore(&back, /*expected=*/true), CheckpointError);
   fs::remove_all(file.parent_path());
 }
 
