@@ -3,8 +3,7 @@
 // from that file (max_restarts), with the calls that were in flight re-sent in order
 // (max_task_retries). weft::checkpoint(handle) writes one now.
 //   mpirun -n 4 ./08_actor_checkpoint
-//   WEFT_RESOURCES="1:worker=1;2:worker=1;3:worker=1" \
-//     mpirun --enable-recovery -n 4 ./08_actor_checkpoint --kill
+//   WEFT_RESOURCES="1:worker=1;2:worker=1;3:worker=1" mpirun --enable-recovery -n 4 ./08_actor_checkpoint --kill
 //   (the actor lives on a worker rank, which SIGKILLs itself at call 50; the sum is the same)
 #include <signal.h>
 

@@ -49,10 +49,11 @@ class ActorHandle {
     return MethodCaller<T, M>(ref_, m);
   }
   const ActorId& id() const { return ref_.id; }
-  // The rank hosting the actor. remote() returns before the actor is placed, so this may wait
-  // for its placement (not its constructor); ActorDiedError, with the reason, if it never will be.
+  // The rank hosting the actor now (after a restart, the new one). remote() returns before the
+  // actor is placed, so this may wait for its placement (not its constructor), or for a restart
+  // to place it again; ActorDiedError, with the reason, if it never will be.
   int rank() const {
-    if (ref_.rank < 0 && ref_.id.valid()) ref_.rank = detail::actor_rank(ref_);
+    if (ref_.id.valid()) ref_.rank = detail::actor_rank(ref_);
     return ref_.rank;
   }
   // Ready once the actor is constructed. Fails with ActorDiedError, with the reason, when it

@@ -330,8 +330,7 @@ int actor_rank_known(const ActorRef& actor) {
 }
 
 int actor_rank(const ActorRef& actor) {
-  if (actor.rank >= 0) return actor.rank;
-  EventLoop& l = loop();
+  EventLoop& l = loop();  // the loop knows whether the handle's rank failed and what replaced it
   StatePtr reply = reply_slot(l);
   l.post([actor, reply](EventLoop& loop) { loop.await_actor_rank(actor, reply); });
   wait_done(reply, std::chrono::nanoseconds(-1));

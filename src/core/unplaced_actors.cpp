@@ -59,6 +59,25 @@ void EventLoop::await_actor_rank(const detail::ActorRef& a, StatePtr reply) {
   auto [it, fresh] = unplaced_.try_emplace(a.id);
   UnplacedActor& u = it->second;
   if (fresh && a.id.creator == rank_) unknown_to_creator(u);
+  if (a.id.creator != rank_) {
+    if (fresh && a.rank >= 0) u.rank = a.rank;  // what the handle knew
+    // A rank that failed: the actor lives elsewhere now, or never will; its creator knows.
+    if (u.rank >= 0 && known_failed(u.rank)) {
+      u.dead_rank = u.rank;
+      u.rank = -1;
+      u.asked = false;
+    }
+    if (u.rank < 0 && !u.failed && known_failed(a.id.creator)) {
+      u.failed = u.died = true;
+      u.error = detail::ErrorInfo{.kind = detail::ErrorKind::kActorDied,
+                                  .rank = u.dead_rank,
+                                  .message = "the actor " + a.id.str() + " lived on rank " +
+                                             std::to_string(u.dead_rank) +
+                                             ", which has failed, and its creator (rank " +
+                                             std::to_string(a.id.creator) +
+                                             "), which would restart it, has failed too"};
+    }
+  }
   u.rank_waiters.push_back(std::move(reply));
   settle_unplaced(a.id, u);
 }

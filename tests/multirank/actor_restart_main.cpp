@@ -217,6 +217,9 @@ int drive() {
       return fail("log's call " + std::to_string(i) + " is " + std::to_string(seen[i]));
   const int log_rank = log.task(&Log::where).remote().get(60s);
   if (log_rank == home) return fail("log did not move");
+  if (log.rank() != log_rank)
+    return fail("log.rank() says " + std::to_string(log.rank()) + " after the restart, not " +
+                std::to_string(log_rank));
   std::printf("log restarted on rank %d with all 200 calls in order\n", log_rank);
   const double restart_ms =
       (std::chrono::duration_cast<std::chrono::microseconds>(t_back.time_since_epoch()).count() -

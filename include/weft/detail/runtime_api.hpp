@@ -81,8 +81,9 @@ struct ActorRef {
 };
 // Returns at once with a handle whose rank is -1; placement and construction follow.
 ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts);
-// The actor's rank: at once when the handle knows it, else once the actor is placed. Throws
-// ActorDiedError (with the reason) when it never will be.
+// The rank of the actor's current incarnation: the handle's own when it has not failed, else
+// once the actor is placed (again, after a restart; its creator is asked). Throws ActorDiedError
+// (with the reason) when it never will be.
 int actor_rank(const ActorRef& actor);
 // The actor's rank if this rank has learnt it (it placed the actor, or asked its creator), else
 // -1; never blocks. Handles fill their rank from it before they are sent or called through.
