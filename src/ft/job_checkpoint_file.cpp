@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "ft/checkpoint_file.hpp"
@@ -108,21 +109,34 @@ void write_job_checkpoint(const std::filesystem::path& file, const std::string& 
               " are named '" + e.name + "'",
           "Give every saved object and actor its own name");
     }
-    total += 1 + 32 + e.name.size() + e.type_name.size() + e.bytes.size();
+    total += 1 + 32 + e.name.size() + e.type_name.size();
   }
-  std::vector<char> table;
-  table.reserve(total);
-  put_u32(table, kMagic);
-  put_u32(table, kTableVersion);
-  put_u64(table, contents.entries.size());
+  // The table's small fields go into `meta`, one run per entry, and the entries' bytes are
+  // written from their own buffers: a large object is not copied before the write.
+  std::vector<char> meta;
+  meta.reserve(total);
+  std::vector<size_t> ends;  // where each entry's fields end in `meta`
+  put_u32(meta, kMagic);
+  put_u32(meta, kTableVersion);
+  put_u64(meta, contents.entries.size());
   for (const auto& e : contents.entries) {
-    table.push_back(static_cast<char>(e.kind));
-    put_bytes(table, e.name.data(), e.name.size());
-    put_bytes(table, e.type_name.data(), e.type_name.size());
-    put_u64(table, e.seq);
-    put_bytes(table, e.bytes.data(), e.bytes.size());
+    meta.push_back(static_cast<char>(e.kind));
+    put_bytes(meta, e.name.data(), e.name.size());
+    put_bytes(meta, e.type_name.data(), e.type_name.size());
+    put_u64(meta, e.seq);
+    put_u64(meta, e.bytes.size());
+    ends.push_back(meta.size());
   }
-  write_checkpoint(file, CheckpointHeader{kJobCheckpointClass, build_id, contents.epoch}, table);
+  std::vector<std::span<const char>> parts;
+  size_t from = 0;
+  for (size_t i = 0; i < contents.entries.size(); ++i) {
+    parts.emplace_back(meta.data() + from, ends[i] - from);
+    parts.emplace_back(contents.entries[i].bytes.data(), contents.entries[i].bytes.size());
+    from = ends[i];
+  }
+  if (contents.entries.empty()) parts.emplace_back(meta.data(), meta.size());
+  write_checkpoint(file, CheckpointHeader{kJobCheckpointClass, build_id, contents.epoch},
+                   std::span<const std::span<const char>>(parts));
 }
 
 JobCheckpointContents read_job_checkpoint(const std::filesystem::path& file,

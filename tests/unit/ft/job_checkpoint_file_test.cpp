@@ -171,3 +171,53 @@ TEST(JobCheckpointFile, ChecksummedButMalformedTableIsKCorrupted) {
 
 }  // namespace
 }  // namespace weft::ft
+
+namespace weft::ft {
+namespace {
+using namespace testing;
+
+// The gathered write: the state is the parts' concatenation, whether a 1 MiB slab lies inside one
+// part or spans several (and empty parts), checksum included.
+TEST(CheckpointFileGather, PartsAreWrittenAsTheirConcatenation) {
+  TempDir d;
+  const size_t mib = size_t(1) << 20;
+  const std::vector<std::vector<char>> parts = {
+      pattern(3, 1), pattern(mib - 1, 2), {}, pattern(5, 3), pattern(2 * mib + 7, 4)};
+  std::vector<std::span<const char>> views;
+  std::vector<char> whole;
+  for (const auto& p : parts) {
+    views.emplace_back(p.data(), p.size());
+    whole.insert(whole.end(), p.begin(), p.end());
+  }
+  const auto f = checkpoint_path(d.path, "g");
+  write_checkpoint(f, CheckpointHeader{"G", "b1", 1},
+                   std::span<const std::span<const char>>(views));
+  EXPECT_EQ(read_checkpoint(f, "G", "b1").state, whole);
+}
+
+TEST(JobCheckpointFile, LargeEntriesAcrossSlabsRoundTrip) {
+  TempDir d;
+  const auto f = job_checkpoint_path(d.path);
+  JobCheckpointContents c;
+  c.epoch = 1;
+  c.entries.push_back({JobCheckpointEntry::Kind::kObject, "a", "t", 0, pattern(1536 * 1024, 7)});
+  c.entries.push_back({JobCheckpointEntry::Kind::kActor, "b", "A", 2, pattern(3 << 20, 8)});
+  write_job_checkpoint(f, "b1", c);
+  const auto out = read_job_checkpoint(f, "b1");
+  ASSERT_EQ(out.entries.size(), 2u);
+  EXPECT_EQ(out.entries[0].bytes, c.entries[0].bytes);
+  EXPECT_EQ(out.entries[1].bytes, c.entries[1].bytes);
+  EXPECT_EQ(out.entries[1].seq, 2u);
+}
+
+TEST(JobCheckpointFile, NoEntriesRoundTrips) {
+  TempDir d;
+  const auto f = job_checkpoint_path(d.path);
+  write_job_checkpoint(f, "b1", JobCheckpointContents{9, {}});
+  const auto out = read_job_checkpoint(f, "b1");
+  EXPECT_EQ(out.epoch, 9u);
+  EXPECT_TRUE(out.entries.empty());
+}
+
+}  // namespace
+}  // namespace weft::ft
