@@ -11,6 +11,9 @@
 //                     vs read() into memory already faulted in: the least a read can cost
 //                     vs read() into a new std::vector, as a restore needs: what the format,
 //                       the checks and the checksum cost
+//   job checkpoint  write_job_checkpoint / read_job_checkpoint of one 256 MiB object entry (the
+//                     table is built in memory and written as one checkpoint; read parses it
+//                     into new vectors) vs the by-hand durable write() / read() into a new vector
 // Usage: weft_ft_bench [--quick] [--dir DIR]   (DIR: $TMPDIR or /tmp)
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "ft/checkpoint_file.hpp"
+#include "ft/job_checkpoint_file.hpp"
 
 using namespace weft::ft;
 using Clock = std::chrono::steady_clock;
@@ -153,6 +157,30 @@ int main(int argc, char** argv) {
     row("durable write vs write(), no sync", human(n), n / t_ckpt / 1e9, n / t_nosync / 1e9);
     row("read vs read() into faulted memory", human(n), n / t_read / 1e9, n / t_plain_read / 1e9);
     row("read vs read() into a new vector", human(n), n / t_read / 1e9, n / t_new_read / 1e9);
+  }
+  {
+    const size_t n = 256 * kMiB;
+    const std::string job = job_checkpoint_path(dir).string();
+    JobCheckpointContents c;
+    c.entries.push_back({JobCheckpointEntry::Kind::kObject, "result", "bytes", 0, source(n)});
+    double t_w = 1e30, t_sync = 1e30, t_r = 1e30, t_new_read = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      std::filesystem::remove(job);
+      c.epoch = r + 1;
+      t_w = std::min(t_w, timed([&] { write_job_checkpoint(job, "bench-build", c); }));
+      std::filesystem::remove(plain);
+      t_sync = std::min(t_sync, timed([&] { write_file(plain, c.entries[0].bytes, true); }));
+      t_r = std::min(t_r, timed([&] {
+                       const auto back = read_job_checkpoint(job, "bench-build");
+                       if (back.entries.at(0).bytes.size() != n) std::abort();
+                     }));
+      t_new_read = std::min(t_new_read, timed([&] {
+                              std::vector<char> fresh(n);
+                              read_file(plain, fresh.data(), n);
+                            }));
+    }
+    row("job ckpt write vs by hand (write())", human(n), n / t_w / 1e9, n / t_sync / 1e9);
+    row("job ckpt read vs read() new vector", human(n), n / t_r / 1e9, n / t_new_read / 1e9);
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

@@ -154,6 +154,40 @@ bool for_each_slab(hid_t dset, uint64_t size, Fn&& fn) {
   return true;
 }
 
+// Hands out the concatenation of `parts` in consecutive slabs: a slab inside one part is a view
+// of it; only a slab that spans parts is copied, into a buffer of its own.
+class SlabGather {
+ public:
+  explicit SlabGather(std::span<const std::span<const char>> parts) : parts_(parts) {}
+  std::span<const char> next(uint64_t n) {
+    skip_empty();
+    if (part_ < parts_.size() && parts_[part_].size() - at_ >= n) {
+      const auto out = parts_[part_].subspan(at_, n);
+      at_ += n;
+      return out;
+    }
+    staging_.resize(n);
+    for (uint64_t got = 0; got < n;) {
+      skip_empty();
+      const auto& p = parts_[part_];
+      const uint64_t k = std::min<uint64_t>(n - got, p.size() - at_);
+      std::memcpy(staging_.data() + got, p.data() + at_, k);
+      got += k;
+      at_ += k;
+    }
+    return {staging_.data(), n};
+  }
+
+ private:
+  void skip_empty() {
+    while (part_ < parts_.size() && at_ == parts_[part_].size()) ++part_, at_ = 0;
+  }
+  std::span<const std::span<const char>> parts_;
+  size_t part_ = 0;
+  uint64_t at_ = 0;
+  std::vector<char> staging_;
+};
+
 bool fsync_path(const std::string& path, int flags) {
   UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
   if (fd.get() < 0 || ::fsync(fd.get()) != 0) return false;
@@ -250,6 +284,12 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& dir,
 
 void write_checkpoint(const std::filesystem::path& file_path, const CheckpointHeader& header,
                       std::span<const char> state) {
+  const std::span<const char> parts[1] = {state};
+  write_checkpoint(file_path, header, std::span<const std::span<const char>>(parts));
+}
+
+void write_checkpoint(const std::filesystem::path& file_path, const CheckpointHeader& header,
+                      std::span<const std::span<const char>> state) {
   const std::string file = file_path.string();
   for (const auto* s : {&header.class_name, &header.build_id}) {
     if (s->size() > kMaxString) {
@@ -261,7 +301,8 @@ void write_checkpoint(const std::filesystem::path& file_path, const CheckpointHe
   }
   QuietHdf5 quiet;
   TempFile tmp{temp_path(file)};  // declared before the handles: they close before it unlinks
-  const uint64_t size = state.size();
+  uint64_t size = 0;
+  for (const auto& part : state) size += part.size();
 
   errno = 0;
   H5Handle fapl = file_access();
@@ -296,9 +337,10 @@ void write_checkpoint(const std::filesystem::path& file_path, const CheckpointHe
                 H5Dclose);
   if (!dset.ok()) write_failed(file, "creating the state dataset", errno);
   store::Checksum sum;
+  SlabGather gather(state);
   const bool ok =
       for_each_slab(dset.get(), size, [&](hid_t mem, hid_t fsel, uint64_t off, uint64_t n) {
-        const auto slab = std::as_bytes(state.subspan(off, n));
+        const auto slab = std::as_bytes(gather.next(n));
         sum.update(slab);  // just before the write, so the write finds the slab in cache
         errno = 0;
         if (H5Dwrite(dset.get(), H5T_NATIVE_UCHAR, mem, fsel, H5P_DEFAULT, slab.data()) >= 0) {

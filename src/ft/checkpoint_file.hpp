@@ -39,6 +39,10 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& dir, std::str
 // is full, else kWriteFailed) naming the file and the system's reason.
 void write_checkpoint(const std::filesystem::path& file, const CheckpointHeader& header,
                       std::span<const char> state);
+// The same, the state being the concatenation of `state`'s parts in order (written from the
+// parts' own memory; only a 1 MiB slab that spans two parts is copied).
+void write_checkpoint(const std::filesystem::path& file, const CheckpointHeader& header,
+                      std::span<const std::span<const char>> state);
 
 // Reads `file` back, checking in order: it exists, is HDF5, opens (not truncated, metadata
 // intact: HDF5 checksums it), has every attribute, is of `expected_class`, then of
