@@ -16,6 +16,7 @@
 
 #include "common/control_protocol.hpp"
 #include "common/log.hpp"
+#include "common/unix_socket_path.hpp"
 #include "core/event_loop.hpp"
 #include "weft/errors.hpp"
 
@@ -63,21 +64,12 @@ struct Pending {
 
 }  // namespace
 
-size_t ControlServer::max_socket_path() { return sizeof(sockaddr_un::sun_path) - 1; }
-
 ControlServer::ControlServer(const std::filesystem::path& session_dir,
                              std::chrono::milliseconds loop_timeout)
     : socket_path_(session_dir / control::kSocketName),
       token_path_(session_dir / control::kTokenName),
       loop_timeout_(loop_timeout),
       token_(random_token()) {
-  if (socket_path_.string().size() > max_socket_path()) {
-    throw SessionDirError("the control socket path " + socket_path_.string() + " has " +
-                          std::to_string(socket_path_.string().size()) +
-                          " bytes, more than a Unix socket takes (" +
-                          std::to_string(max_socket_path()) +
-                          "): set session_dir (WEFT_SESSION_DIR) or TMPDIR to a shorter folder");
-  }
   // The token first: a client that finds the socket finds its token.
   {
     const int fd = ::open(token_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -87,12 +79,14 @@ ControlServer::ControlServer(const std::filesystem::path& session_dir,
     ::close(fd);
     if (!ok) throw file_error(token_path_, "write the control token");
   }
+  // A sockaddr_un holds 107 bytes of path; a deeper session directory is reached through a
+  // descriptor of it (/proc/self/fd/N/control.sock), as the CLI does (unix_socket_path.hpp).
+  const UnixSocketPath at(socket_path_);
+  if (!at.ok()) throw file_error(socket_path_.parent_path(), "open the session directory");
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw file_error(socket_path_, "open a Unix socket for");
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socket_path_.c_str(), socket_path_.string().size() + 1);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+  const sockaddr_un addr = at.address();
+  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
       ::chmod(socket_path_.c_str(), 0600) != 0 || ::listen(listen_fd_, 16) != 0) {
     const int err = errno;
     ::close(listen_fd_);

@@ -33,9 +33,6 @@ class ControlServer {
   const std::filesystem::path& socket_path() const { return socket_path_; }
   const std::string& token() const { return token_; }
 
-  // Longest socket path a sockaddr_un takes (107 bytes on Linux, plus the terminator).
-  static size_t max_socket_path();
-
  private:
   void serve();
   void answer(int fd);

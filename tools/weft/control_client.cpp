@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/unix_socket_path.hpp"
 #include "sessions.hpp"
 
 namespace weft::cli {
@@ -27,12 +28,12 @@ std::string exchange(const std::filesystem::path& socket, const std::string& raw
                      std::chrono::milliseconds timeout) {
   Fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
   if (s.fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket.string().size() >= sizeof addr.sun_path)
-    throw std::runtime_error(socket.string() + ": path too long for a Unix socket");
-  std::memcpy(addr.sun_path, socket.c_str(), socket.string().size() + 1);
-  if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+  const UnixSocketPath at(socket);  // a deep folder: through a descriptor of it
+  if (!at.ok())
+    throw std::runtime_error("cannot open " + socket.parent_path().string() + ": " +
+                             std::strerror(errno));
+  const sockaddr_un addr = at.address();
+  if (::connect(s.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("cannot connect to " + socket.string() + ": " + std::strerror(errno) +
                              " (has the job ended?)");
   size_t off = 0;
