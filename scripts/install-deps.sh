@@ -5,8 +5,9 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhdf5-dev hdf5-tools libtbb-dev
       libboost-serialization-dev libgtest-dev libbenchmark-dev
+      nlohmann-json3-dev libcli11-dev
       slurm-wlm munge libpmix-dev
-      iproute2 iputils-ping)
+      iproute2 iputils-ping python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -103,6 +103,12 @@ class CheckpointError : public Error {
   Kind kind_;
   std::string file_, reason_;
 };
+// The job's session directory (its control socket, token and spill folders; docs/operations.md)
+// could not be made: the message names the folder, the cause and the setting to change.
+class SessionDirError : public Error {
+ public:
+  using Error::Error;
+};
 // Bad configuration: an unknown or malformed --weft-* flag or WEFT_* variable.
 class ConfigError : public Error {
  public:

@@ -135,7 +135,7 @@ const std::vector<Setting>& table() {
       // Fault tolerance
       {.name = "actor_checkpoint_dir",
        .kind = K::kString,
-       .default_doc = "$TMPDIR/weft-<job>/checkpoints (/tmp without TMPDIR)",
+       .default_doc = "<session directory>/checkpoints",
        .doc = "where actor checkpoints are written (a shared file system for multi-host jobs)"},
       // Event loop and logging
       {.name = "steal_delay_us",
@@ -162,6 +162,11 @@ const std::vector<Setting>& table() {
        .default_value = "warn",
        .doc = "the least severe log lines printed",
        .allowed = {"error", "warn", "warning", "info", "debug", "trace"}},
+      // Operations
+      {.name = "session_dir",
+       .kind = K::kString,
+       .default_doc = "$TMPDIR (/tmp without TMPDIR)",
+       .doc = "the folder each job makes its session directory weft-<launcher>-<job>-<pid> in"},
   };
   return t;
 }

@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/object_store_client.hpp"
 #include "ft/checkpoint_file.hpp"
 #include "weft/detail/registry.hpp"
 
@@ -16,9 +17,10 @@ namespace weft::core {
 const std::filesystem::path& EventLoop::actor_checkpoint_dir() {
   if (!checkpoint_dir_.empty()) return checkpoint_dir_;
   std::string dir = cfg_.get("actor_checkpoint_dir", "");
-  if (dir.empty()) {
-    const char* t = std::getenv("TMPDIR");
-    dir = std::string(t && *t ? t : "/tmp") + "/weft-" + topo_.job_id + "/checkpoints";
+  if (dir.empty()) {  // in the session directory, which the store's close removes with them
+    const ObjectStoreClient* c = store_client();
+    if (!c) throw Error("rank " + std::to_string(rank_) + ": actor checkpoints need the runtime");
+    dir = c->job_dir() + "/checkpoints";
   }
   checkpoint_dir_ = dir;
   std::error_code ec;

@@ -50,6 +50,14 @@ class DependencyWaiter {
 
   size_t held() const { return held_.size(); }
   bool waits_for(const ObjectId& id) const { return waiting_on_.count(id) > 0; }
+  // Each held call with the dependencies it still waits for (job_state_snapshot.cpp).
+  template <class F>
+  void for_each_held(F&& f) const {
+    std::unordered_map<const Call*, std::vector<ObjectId>> missing;
+    for (const auto& [id, calls] : waiting_on_)
+      for (const Call* c : calls) missing[c].push_back(id);
+    for (const auto& [c, h] : held_) f(*h.call, missing[c]);
+  }
 
  private:
   struct Held {

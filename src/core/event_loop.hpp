@@ -6,6 +6,7 @@
 // it polls the network with adaptive back-off so an idle rank costs almost nothing.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <tbb/concurrent_queue.h>
 
 #include <atomic>
@@ -35,6 +36,7 @@
 #include "core/object_puller.hpp"
 #include "core/object_table.hpp"
 #include "core/object_transfer.hpp"
+#include "core/ops_counters.hpp"
 #include "core/pg_state.hpp"
 #include "core/repeated_warnings.hpp"
 #include "core/steal_planner.hpp"
@@ -230,6 +232,9 @@ class EventLoop : public net::MessageSink {
   // "task add 'probe' on rank 2": what this rank is running to produce `id` (its task, or its
   // call to an actor), or "" when it is not producing it now (submitter.cpp).
   std::string describe_producer(const ObjectId& id) const;
+  // What `weft status`, `list` and `metrics` show, as this rank knows it (job_state_snapshot.cpp;
+  // the control socket posts it on rank 0).
+  nlohmann::json job_snapshot();
   // The repeats RepeatedWarnings counted, one line per text (submitter.cpp): every 10 s at most,
   // and once more when the loop ends.
   void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);
@@ -502,6 +507,7 @@ class EventLoop : public net::MessageSink {
   StealPlanner steal_;
   std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
   RepeatedWarnings warnings_{std::chrono::seconds(10)};  // identical warnings, counted
+  OpsCounters ops_;  // for weft status and metrics (submitter.cpp counts)
 
   // --- actors hosted here ---
   std::unordered_map<ActorId, std::unique_ptr<ActorInstance>> actors_;

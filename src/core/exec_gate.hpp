@@ -69,6 +69,13 @@ class ExecGate {
   const sched::ResourceSet& total() const { return total_; }
   const sched::ResourceSet& used() const { return used_; }
   size_t queued() const;
+  // Each queued item, bundle work first, in start order (job_state_snapshot.cpp).
+  template <class F>
+  void for_each_queued(F&& f) const {
+    for (const ExecItem& i : bundle_queue_) f(i);
+    for (const auto& [depth, level] : queue_)
+      for (const ExecItem& i : level) f(i);
+  }
 
  private:
   enum class Admit { kRun, kWait, kReject };

@@ -35,11 +35,6 @@ int nodes_on_this_host(MPI_Comm world, const net::Topology& topo) {
   return static_cast<int>(std::set<int>(nodes.begin(), nodes.end()).size());
 }
 
-std::string tmp_root() {
-  const char* t = std::getenv("TMPDIR");
-  return t && *t ? t : "/tmp";
-}
-
 }  // namespace
 
 ObjectStoreClient* store_client() { return g_client.load(std::memory_order_acquire); }
@@ -105,7 +100,8 @@ std::shared_ptr<const detail::Payload> open_payload(
 std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
                                                             const net::Topology& topo,
                                                             const Config& cfg,
-                                                            net::Transport& transport) {
+                                                            net::Transport& transport,
+                                                            const std::string& session_dir) {
   std::unique_ptr<ObjectStoreClient> c(new ObjectStoreClient(topo));
   c->inline_threshold_ = static_cast<size_t>(cfg.get_bytes("inline_threshold", 100 * 1024));
   inline_budget().set_limit(inline_owner_limit(cfg));
@@ -118,7 +114,7 @@ std::unique_ptr<ObjectStoreClient> ObjectStoreClient::start(MPI_Comm world,
   o.spill_limit = static_cast<size_t>(cfg.get_bytes("spill_limit", 0));
   o.alloc_timeout = std::chrono::milliseconds(cfg.get_int("object_store_alloc_timeout_ms", 2000));
   o.max_objects = static_cast<uint32_t>(cfg.get_int("object_store_max_objects", 65536));
-  c->job_dir_ = tmp_root() + "/weft-" + topo.job_id;
+  c->job_dir_ = session_dir;
   c->node_dir_ = c->job_dir_ + "/node" + std::to_string(topo.node);
   c->default_checkpoints_ = cfg.get("actor_checkpoint_dir", "").empty();
   o.spill_dir = c->node_dir_ + "/spill";

@@ -58,8 +58,10 @@ class ObjectStoreClient {
   // Config: object_store_memory (30 % of physical memory / nodes on this host),
   // object_store_spill_threshold (0.8), spill_limit (0: the disk), inline_threshold (100K),
   // object_store_alloc_timeout_ms (2000), object_store_max_objects (65536).
+  // Node folders (spill files) go in `session_dir`, the job's folder on this host (session.hpp).
   static std::unique_ptr<ObjectStoreClient> start(MPI_Comm world, const net::Topology& topo,
-                                                  const Config& cfg, net::Transport& transport);
+                                                  const Config& cfg, net::Transport& transport,
+                                                  const std::string& session_dir);
   // Collective: attached ranks detach first, the creator unlinks the segment and the job's spill
   // directory last. With `failed` ranks (they will never reach a barrier) nobody waits: each
   // rank detaches at once, each live creator removes its node's folder, and rank 0 also removes
@@ -68,6 +70,8 @@ class ObjectStoreClient {
   ~ObjectStoreClient();
 
   store::NodeStore& store() { return *store_; }
+  // The job's session directory on this host (spill folders, default actor checkpoints).
+  const std::string& job_dir() const { return job_dir_; }
   int region() const { return region_; }
   size_t inline_threshold() const { return inline_threshold_; }
   const net::Topology& topology() const { return topo_; }

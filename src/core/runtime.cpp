@@ -22,6 +22,7 @@
 #include "core/gpu_resources.hpp"
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
+#include "core/session.hpp"
 #include "net/allgather.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
@@ -37,6 +38,7 @@ struct RankRuntime {
   Config cfg;
   net::Topology topo;
   std::unique_ptr<net::Transport> transport;
+  std::unique_ptr<core::Session> session;          // its folder holds the store's spill files
   std::unique_ptr<core::ObjectStoreClient> store;  // after the transport: it registers there
   std::unique_ptr<core::EventLoop> loop;
   bool finished = false;
@@ -172,7 +174,9 @@ void start(int* argc, char*** argv) {
   core::set_local_gpu_ids(rt->cfg, rt->topo.rank, gpus, ranks);
   core::assign_nvlink_domains(rt->cfg, rt->topo, ranks);
   rt->transport = std::make_unique<net::Transport>(MPI_COMM_WORLD, rt->topo, rt->cfg);
-  rt->store = core::ObjectStoreClient::start(MPI_COMM_WORLD, rt->topo, rt->cfg, *rt->transport);
+  rt->session = core::Session::open(MPI_COMM_WORLD, rt->topo, rt->cfg);
+  rt->store = core::ObjectStoreClient::start(MPI_COMM_WORLD, rt->topo, rt->cfg, *rt->transport,
+                                             rt->session->dir().string());
   core::set_store_client(rt->store.get());
   double cpus = ranks[rt->topo.rank].total.get("CPU");
   // Threads beyond the CPU slots serve actors whose calls block (sleeping, waiting on I/O);
@@ -182,6 +186,7 @@ void start(int* argc, char*** argv) {
                                                threads);
   core::set_current_loop(rt->loop.get());
   rt->loop->start();
+  if (core::ControlServer* c = rt->session->control()) c->attach(rt->loop.get());
   MPI_Barrier(MPI_COMM_WORLD);
   rt->loop->start_heartbeats();  // every loop runs now: nobody is timed from before its start
   WEFT_LOG(Info) << "rank " << rt->topo.rank << "/" << rt->topo.size << " up on node "
@@ -210,6 +215,7 @@ int finish() {
     // Every rank's loop has stopped sending before any transport goes away.
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  rt->session->stop_control();  // before the loop goes; the folder goes with the store's close
   core::set_current_loop(nullptr);
   core::set_store_client(nullptr);  // the job is over: the store's creator drops everything
   rt->loop.reset();

@@ -225,6 +225,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     e.rank = rank_;
     e.function = call_label(call->fn_id, call->name);
     e.message = "task " + e.function + ": " + why;
+    ops_.note_infeasible("task " + e.function, why);  // weft status lists it
     // Once per request shape; repeats are counted (log_repeated_warnings). Every ref gets its
     // error all the same.
     if (warnings_.note("infeasible " + e.message))
@@ -241,6 +242,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   if (target < 0) return infeasible(why);
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need, {}, call->fn_id, call->name};
+  ++ops_.tasks_submitted;
   ExecItem item;
   item.kind = ExecItem::Kind::kTask;
   item.owner = rank_;
@@ -319,6 +321,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     }
     if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
     --load_[it->second.rank];
+    ++(ok ? ops_.tasks_finished : ops_.tasks_failed);
     inflight_.erase(it);
   } else if (!calls_inflight_.empty()) {
     calls_inflight_.erase(id);

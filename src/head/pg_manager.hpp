@@ -58,6 +58,11 @@ class PgManager {
   const std::set<int>& subscribers(uint64_t pg) const;
   const sched::PlacementGroup* find(uint64_t pg) const;
   size_t size() const { return groups_.size(); }
+  // Each group, by id (weft status and weft list placement-groups).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [id, g] : groups_) f(id, g.pg);
+  }
   const sched::ClusterView& view() const { return view_; }
 
  private:
