@@ -52,6 +52,7 @@ std::vector<std::string> g_args;
 // once, on the rank that was chosen to, and returns 2 instead of throwing.
 bool g_settings_rejected = false;
 bool g_report_settings_error = false;
+bool g_in_run_driver = false;  // weft::run reports a settings error itself (read_settings)
 
 int cores_available() {
   cpu_set_t set;
@@ -89,6 +90,9 @@ std::vector<sched::RankInfo> gather_ranks(const net::Topology& topo, const sched
 // variable stops every rank at the same point: the first rank that rejected them (rank 0 when all
 // did, as they do when they read the same flags) is the one that reports it, MPI is finalized
 // when Weft initialised it, and every rank throws. Nothing collective has happened before.
+// Under weft::run the reporting rank prints the message here, before MPI_Finalize: its fence
+// holds every rank until then, so no rank's exit code 2 can make mpirun kill the reporter before
+// it has printed (a print after MPI_Finalize lost that race now and then).
 Config read_settings(RankRuntime& rt, int* argc, char*** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -107,8 +111,12 @@ Config read_settings(RankRuntime& rt, int* argc, char*** argv) {
   if (first == size) return cfg;
   g_settings_rejected = true;
   g_report_settings_error = first == rank;
-  if (rt.owns_mpi) MPI_Finalize();
   if (error.empty()) error = "the settings were rejected on rank " + std::to_string(first);
+  if (g_report_settings_error && g_in_run_driver) {
+    std::fprintf(stderr, "[weft] error: %s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  if (rt.owns_mpi) MPI_Finalize();
   throw ConfigError(error);
 }
 
@@ -185,13 +193,21 @@ void start(int* argc, char*** argv) {
   rt->loop = std::make_unique<core::EventLoop>(rt->cfg, rt->topo, *rt->transport, std::move(ranks),
                                                threads);
   core::set_current_loop(rt->loop.get());
-  rt->loop->start();
-  if (core::ControlServer* c = rt->session->control()) c->attach(rt->loop.get());
-  MPI_Barrier(MPI_COMM_WORLD);
-  rt->loop->start_heartbeats();  // every loop runs now: nobody is timed from before its start
+  // Published before the loop starts: a task that another rank sends the moment this loop runs
+  // calls weft::rank() and friends, which read g_rt (they would answer 0 otherwise).
+  g_rt = rt.get();
+  try {
+    rt->loop->start();
+    if (core::ControlServer* c = rt->session->control()) c->attach(rt->loop.get());
+    MPI_Barrier(MPI_COMM_WORLD);
+    rt->loop->start_heartbeats();  // every loop runs now: nobody is timed from before its start
+  } catch (...) {
+    g_rt = nullptr;
+    throw;
+  }
   WEFT_LOG(Info) << "rank " << rt->topo.rank << "/" << rt->topo.size << " up on node "
                  << rt->topo.node << " of " << rt->topo.num_nodes << ", job " << rt->topo.job_id;
-  g_rt = rt.release();
+  rt.release();  // g_rt owns it now; finish() deletes it
 }
 
 int finish() {
@@ -250,13 +266,18 @@ int Runtime::serve() {
 int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
   std::optional<Runtime> rt;
   try {
+    g_in_run_driver = true;
     rt.emplace(&argc, &argv);
-  } catch (const ConfigError& e) {
+    g_in_run_driver = false;
+  } catch (const ConfigError&) {
+    g_in_run_driver = false;
     if (!g_settings_rejected) throw;
     // Every rank stopped at read_settings' agreement, and MPI is finalized when Weft started it:
-    // one message (from the rank chosen there), exit code 2 everywhere, no abort.
-    if (g_report_settings_error) std::fprintf(stderr, "[weft] error: %s\n", e.what());
+    // one message (printed there by the rank chosen), exit code 2 everywhere, no abort.
     return 2;
+  } catch (...) {
+    g_in_run_driver = false;
+    throw;
   }
   if (!rt->is_driver()) return rt->serve();
   int code = 1;

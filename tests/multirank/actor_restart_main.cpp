@@ -139,9 +139,11 @@ int drive() {
   auto dee = weft::actor<Log>().options(dopt).remote();
 
   const int home = plain.task(&Plain::where).remote().get(60s);
-  if (log.task(&Log::where).remote().get(60s) != home ||
-      dee.task(&Log::where).remote().get(60s) != home)
-    return fail("plain, log and dee are not on one rank");
+  const int log_at = log.task(&Log::where).remote().get(60s);
+  const int dee_at = dee.task(&Log::where).remote().get(60s);
+  if (log_at != home || dee_at != home)
+    return fail("plain, log and dee are not on one rank: ranks " + std::to_string(home) + ", " +
+                std::to_string(log_at) + ", " + std::to_string(dee_at));
   std::printf("plain, log and dee live on rank %d\n", home);
 
   // A non-serializable class with checkpoint options: refused at once, not a silent no-op.

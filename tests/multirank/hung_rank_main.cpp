@@ -158,6 +158,10 @@ int stop_mid_job(const fs::path& dir) {
     for (auto& r : rs) pids.insert(r.get(60s));
   }
   if (pids.size() < 3) return fail("could not reach all three workers");
+  for (const auto& [r, pid] : pids)
+    if (r < 1 || r > 3 || pid <= 0 || pid == static_cast<long>(getpid()))
+      return fail("a worker-only task ran on rank " + std::to_string(r) + " (pid " +
+                  std::to_string(pid) + ")");
   std::mt19937 rng(static_cast<unsigned>(now_ns()));
   const int victim = 1 + static_cast<int>(rng() % 3);
   const int n = 3000;
