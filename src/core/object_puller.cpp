@@ -187,18 +187,16 @@ void ObjectPuller::await_copy(const ObjectId& id, Pull& pull, Clock::time_point 
     case store::Presence::kSealed:
       return finish(id, "");  // each waiter gets (and pins) it there
     case store::Presence::kAbsent:
-      // The other rank gave its copy up (its own pull failed, or it was evicted already):
-      // ask the holder again, so this pull does not inherit a failure that was not its own.
+    case store::Presence::kAbandoned:
+      // The other rank gave its copy up (its own pull failed, or it was evicted already) or
+      // died writing it (create() reclaims what it left): ask the holder again, so this pull
+      // does not inherit a failure that was not its own.
       pull.copy_deadline.reset();
       if (pull.requests >= kMaxRequests)
         return finish(id, "other ranks of this node took over the copy " +
                               std::to_string(pull.requests) + " times and gave it up each time");
       ++pull.requests;
       return request(id, pull.holder, out);
-    case store::Presence::kAbandoned:
-      pull.error_kind = detail::ErrorKind::kGeneric;
-      return finish(id,
-                    "the process of this node that was writing the copy died before sealing it");
     case store::Presence::kRemoving:
       pull.error_kind = detail::ErrorKind::kGeneric;
       return finish(id, "its owner freed it while the copy on this node was still open");

@@ -1,6 +1,7 @@
 #include "sched/cluster_view.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -140,7 +141,12 @@ void ClusterView::refresh(int rank) {
   std::fill(scratch_.begin(), scratch_.begin() + C, 0);
   for (int r : node_ranks_[node]) {
     const int64_t* a = avail_dense(r);
-    for (size_t c = 0; c < C; ++c) scratch_[c] += a[c];
+    // Saturating: an allocation far past a rank's total (a planner's trial) leaves its units
+    // near INT64_MIN, and two such ranks must not wrap around to plenty.
+    for (size_t c = 0; c < C; ++c)
+      if (__builtin_add_overflow(scratch_[c], a[c], &scratch_[c]))
+        scratch_[c] = a[c] < 0 ? std::numeric_limits<int64_t>::min()
+                               : std::numeric_limits<int64_t>::max();
   }
   node_index_.set(node, scratch_.data());
 }

@@ -220,10 +220,14 @@ CreateResult NodeStore::create(const ObjectId& id, size_t size, bool primary) {
       case Presence::kWriting:
         return CreateResult(CreateStatus::kInProgress, id, name_, std::nullopt);
       case Presence::kAbandoned:
-        throw Error("object store /" + name_ + ": " + id.str() + " was left half-written by " +
-                    "process " + std::to_string(en.busy_pid) +
-                    " of this node, which died; it cannot be created again on this node while "
-                    "the job runs");
+        // Its writer died mid-write without holding the lock, so nothing repaired it: nobody
+        // can seal or read it, and a retried task or a new pull must be able to make it again.
+        WEFT_LOG(Info) << "object store /" << name_ << ": " << id.str()
+                       << " was left half-written by process " << en.busy_pid
+                       << " of this node, which died; its space is reclaimed and it is made again";
+        finalize(found);
+        lk.notify_waiters();
+        break;
       case Presence::kRemoving:
       case Presence::kAbsent:
         throw Error("object store /" + name_ + ": " + id.str() +
