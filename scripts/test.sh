@@ -15,9 +15,12 @@ fi
 # (WEFT_SANITIZE=LIST, CMakeLists.txt) and the tests that the sanitizers can judge:
 #   address,undefined  units, multi-rank runs and examples (not the Slurm, namespace-host,
 #                      launcher and GPU ones: their daemons and hosts are not Weft's code);
+#                      then a leak pass (LeakSanitizer at exit) over the units, the examples and
+#                      the multi-rank runs whose every rank ends cleanly (a rank killed on
+#                      purpose exits without its destructors: its "leaks" are not leaks);
 #   thread             units (single-process, the runtime's own ones included).
 # Any report fails its test (tests/CMakeLists.txt adds the pattern; UBSan and TSan halt).
-# Other arguments go to ctest.
+# Other arguments go to ctest (and replace the default selection; no leak pass then).
 sanitize=""
 ctest_args=()
 while [[ $# -gt 0 ]]; do
@@ -41,7 +44,9 @@ else
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
   export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
+  leak_pass=0
   if [[ ${#ctest_args[@]} -eq 0 ]]; then
+    [[ "$sanitize" == *address* ]] && leak_pass=1
     if [[ "$sanitize" == *thread* ]]; then
       ctest_args=(-R '^[A-Z][A-Za-z0-9_]*[.]')  # GoogleTest names: Suite.Case
     else
@@ -53,3 +58,14 @@ cd "$build"
 # Loopback only, whatever the machine has.
 export UCX_NET_DEVICES=lo OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 ctest --output-on-failure -j2 --timeout 600 "${ctest_args[@]}"
+if [[ -n "$sanitize" ]] && ((leak_pass)); then
+  echo "== leak pass: LeakSanitizer at the exit of units, examples and clean multi-rank runs"
+  # Suppressions name third-party code only (tests/lsan.supp says why for each). Open MPI's
+  # components stay mapped (no dlclose) so that their frames can be symbolized and matched; the
+  # slow unwinder gives the whole stack a suppression is matched against.
+  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0" \
+    LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0" \
+    OMPI_MCA_mca_base_component_disable_dlclose=1 \
+    ctest --output-on-failure -j2 --timeout 600 \
+    -R '^[a-z]*[A-Z][A-Za-z0-9_]*[.]|^net[.](single_rank|messages|bulk)|^multirank_(np2|np2_vnodes2|singleton|objects_np2_vnodes2|pg_np4_vnodes2)$|^exit_code_|^example_|^startup_|^ops_cli_two_jobs'
+fi

@@ -274,15 +274,15 @@ StatePtr reply_slot(EventLoop& l) {
   return std::make_shared<ObjectState>(ObjectId{l.rank(), 1, l.next_object_seq()});
 }
 
-void post_submit(EventLoop& l, core::PendingCall* call) {
-  l.post([call](EventLoop& loop) { loop.submit(std::unique_ptr<core::PendingCall>(call)); });
+void post_submit(EventLoop& l, std::unique_ptr<core::PendingCall> call) {
+  l.post([call = std::move(call)](EventLoop& loop) mutable { loop.submit(std::move(call)); });
 }
 }  // namespace
 
 StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions& opts) {
   validate(opts);
   EventLoop& l = loop();
-  auto* call = new core::PendingCall;
+  auto call = std::make_unique<core::PendingCall>();
   call->kind = core::PendingCall::Kind::kTask;
   call->result = new_owned_state();
   call->fn_id = function_id;
@@ -298,14 +298,14 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   core::ExecContext* parent = core::current_exec();
   call->depth = parent ? parent->depth + 1 : 0;
   StatePtr s = call->result;
-  post_submit(l, call);
+  post_submit(l, std::move(call));
   return s;
 }
 
 ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& opts) {
   validate(opts);
   EventLoop& l = loop();
-  auto* call = new core::PendingCall;
+  auto call = std::make_unique<core::PendingCall>();
   call->kind = core::PendingCall::Kind::kActorCreate;
   call->result = reply_slot(l);
   call->fn_id = class_id;
@@ -321,7 +321,7 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   ActorRef handle = call->actor;
   // The handle leaves now, without a rank: placement, the name and the constructor follow on the
   // loop, and their errors reach every call and ActorHandle::ready() (core/unplaced_actors.cpp).
-  core::submit_actor_creation(l, call);
+  core::submit_actor_creation(l, std::move(call));
   return handle;
 }
 
@@ -342,7 +342,7 @@ int actor_rank(const ActorRef& actor) {
 
 StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args) {
   EventLoop& l = loop();
-  auto* call = new core::PendingCall;
+  auto call = std::make_unique<core::PendingCall>();
   call->kind = core::PendingCall::Kind::kActorCall;
   call->result = new_owned_state();
   call->fn_id = method_id;
@@ -351,7 +351,7 @@ StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArg
   call->contained = std::move(args.contained);
   call->actor = actor;
   StatePtr s = call->result;
-  post_submit(l, call);
+  post_submit(l, std::move(call));
   return s;
 }
 

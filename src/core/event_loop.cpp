@@ -60,8 +60,9 @@ EventLoop::~EventLoop() {
     transport_.wake();
     thread_.join();
   }
-  Command* c;
-  while (commands_.try_pop(c)) delete c;
+  // Commands still queued never run; what they own is destroyed with them (PendingCalls too).
+  Command c;
+  while (commands_.try_pop(c)) c = Command();
 }
 
 void EventLoop::start() {
@@ -69,16 +70,16 @@ void EventLoop::start() {
 }
 
 void EventLoop::post(Command c) {
-  commands_.push(new Command(std::move(c)));
+  commands_.push(std::move(c));
   transport_.wake();
 }
 
 size_t EventLoop::drain_commands() {
   size_t n = 0;
-  Command* c;
+  Command c;
   while (n < 4096 && commands_.try_pop(c)) {
-    std::unique_ptr<Command> owned(c);
-    (*owned)(*this);
+    Command owned = std::move(c);
+    owned(*this);
     ++n;
   }
   return n;

@@ -32,6 +32,7 @@
 #include "core/failed_ranks.hpp"
 #include "core/heartbeat_thread.hpp"
 #include "core/invoke.hpp"
+#include "core/loop_command.hpp"
 #include "core/msg_outbox.hpp"
 #include "core/object_puller.hpp"
 #include "core/object_table.hpp"
@@ -56,7 +57,6 @@ namespace weft::core {
 
 class EventLoop;
 class StorePayload;
-using Command = std::function<void(EventLoop&)>;
 
 Strategy to_strategy(const detail::SubmitOptions& o);
 
@@ -471,7 +471,7 @@ class EventLoop : public net::MessageSink {
   WorkerPool pool_;
 
   std::thread thread_;
-  tbb::concurrent_queue<Command*> commands_;
+  tbb::concurrent_queue<Command> commands_;
   const std::chrono::microseconds spin_for_, yield_for_;
   std::atomic<bool> token_{false};   // held by the thread running a turn
   std::atomic<int> drivers_{0};      // threads blocked in get() that drive turns themselves

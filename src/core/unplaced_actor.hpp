@@ -37,6 +37,6 @@ struct UnplacedActor {
 
 // Any thread: registers the creation's actor as unplaced and queues the creation, so the
 // caller's handle (rank -1) leaves at once.
-void submit_actor_creation(EventLoop& l, PendingCall* call);
+void submit_actor_creation(EventLoop& l, std::unique_ptr<PendingCall> call);
 
 }  // namespace weft::core

@@ -38,10 +38,12 @@ void put_placed(WireWriter& w, const ActorId& id, const UnplacedActor& u) {
 
 }  // namespace
 
-void submit_actor_creation(EventLoop& l, PendingCall* call) {
+void submit_actor_creation(EventLoop& l, std::unique_ptr<PendingCall> call) {
   ActorId id = call->actor.id;
   call->actor.rank = -1;
-  l.post([call, id](EventLoop& loop) { loop.submit_creation(id, std::unique_ptr<PendingCall>(call)); });
+  l.post([call = std::move(call), id](EventLoop& loop) mutable {
+    loop.submit_creation(id, std::move(call));
+  });
 }
 
 void EventLoop::submit_creation(const ActorId& id, std::unique_ptr<PendingCall> call) {
