@@ -88,9 +88,13 @@ void ObjectPuller::pull(const ObjectId& id, int holder, size_t size, bool owner_
   request(id, holder, out);
 }
 
-void ObjectPuller::finish(const ObjectId& id, const std::string& error) {
+void ObjectPuller::finish(const ObjectId& id, const std::string& error,
+                          std::optional<store::ObjectView> sealed) {
   auto it = pulls_.find(id);
   if (it == pulls_.end()) return;
+  // `sealed` (this rank's new copy, pinned at its seal) keeps the copy in the store until every
+  // waiter has its own view: another thread making room would evict it otherwise, unpinned
+  // between the seal and the reads below (multirank_spill_scale saw "vanished" once).
   Pull pull = std::move(it->second);
   pulls_.erase(it);  // before the waiters run: they may pull again
   for (auto& w : pull.waiters) {
@@ -163,18 +167,15 @@ void ObjectPuller::on_reply(int src, const char* data, size_t len, Outbox& out) 
   auto copy = std::make_shared<store::WritableObject>(std::move(made->object()));
   if (mode == PullMode::kBytes) {
     if (size) std::memcpy(copy->data().data(), bytes, size);
-    copy->seal();
-    return finish(id, "");
+    return finish(id, "", copy->seal_pinned());
   }
   out.reads.push_back(Read{id, src, offset, size, std::move(copy)});
 }
 
 void ObjectPuller::on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out) {
   if (!failed(r.holder)) out.msgs.push_back(OutMsg{r.holder, Msg::kPullDone, id_body(r.id)});
-  if (ok) {  // the bytes are whole, whoever the pull asks now
-    r.copy->seal();
-    return finish(r.id, "");
-  }
+  if (ok)  // the bytes are whole, whoever the pull asks now
+    return finish(r.id, "", r.copy->seal_pinned());
   auto it = pulls_.find(r.id);
   // A read from a holder that failed while this pull moved on to the owner: its unsealed copy
   // goes with `r`, and the new request waits for that (await_copy).

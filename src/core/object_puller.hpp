@@ -116,7 +116,8 @@ class ObjectPuller {
     std::optional<Clock::time_point> copy_deadline;  // set while another rank makes the copy
   };
   // Every waiter of `id` gets the copy now in this node's store, or `error`.
-  void finish(const ObjectId& id, const std::string& error);
+  void finish(const ObjectId& id, const std::string& error,
+              std::optional<store::ObjectView> sealed = std::nullopt);
   void request(const ObjectId& id, int holder, Outbox& out);
   void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
   bool failed(int rank) const { return failed_ && failed_->contains(rank); }

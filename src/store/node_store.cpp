@@ -281,7 +281,7 @@ CreateResult NodeStore::create(const ObjectId& id, size_t size, bool primary) {
                       WritableObject(this, e, gen, id, data, size, std::move(m)));
 }
 
-void NodeStore::seal_object(int32_t e, uint32_t gen) {
+bool NodeStore::seal_object(int32_t e, uint32_t gen, bool pin, bool* primary) {
   SegmentLock lk(&hdr()->sync, repair_fn_);
   ObjectTable t = table();
   Entry& en = t.at(e);
@@ -289,12 +289,15 @@ void NodeStore::seal_object(int32_t e, uint32_t gen) {
   if (en.flags & kDoomed) {  // removed while being written
     finalize(e);
     lk.notify_waiters();
-    return;
+    return false;
   }
   en.state = ObjectState::kSealed;
   en.busy_pid = 0;
+  if (pin) ++en.pins;
+  if (primary) *primary = en.primary;
   if (en.loc == Location::kMemory) t.lru_push_front(e);
   // Nobody waits for a seal; the spiller finds the new primary at its next poll.
+  return true;
 }
 
 void NodeStore::abort_object(int32_t e, uint32_t gen) {
@@ -522,6 +525,24 @@ void WritableObject::seal() {
   WEFT_CHECK(store_ != nullptr) << "seal() of an object already sealed or moved from";
   mapping_.reset();  // the bytes are in the file; readers map it themselves
   std::exchange(store_, nullptr)->seal_object(entry_, generation_);
+}
+
+std::optional<ObjectView> WritableObject::seal_pinned() {
+  WEFT_CHECK(store_ != nullptr) << "seal_pinned() of an object already sealed or moved from";
+  const bool fallback = static_cast<bool>(mapping_);
+  mapping_.reset();  // a fallback's bytes are in its file: the view maps it read-only
+  NodeStore* s = std::exchange(store_, nullptr);
+  bool primary = false;
+  if (!s->seal_object(entry_, generation_, /*pin=*/true, &primary)) return std::nullopt;
+  if (!fallback) return ObjectView(s, entry_, generation_, id_, data_, size_, primary, Mapping());
+  try {
+    Mapping m = file_map_readonly(fallback_path(s->spill_dir_, id_), size_);
+    const auto* data = static_cast<const std::byte*>(m.addr());
+    return ObjectView(s, entry_, generation_, id_, data, size_, primary, std::move(m));
+  } catch (...) {
+    s->release_view(entry_, generation_);
+    throw;
+  }
 }
 
 void WritableObject::abort() {

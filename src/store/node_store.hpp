@@ -50,6 +50,7 @@ class ObjectView {
 
  private:
   friend class NodeStore;
+  friend class WritableObject;  // seal_pinned()
   ObjectView(NodeStore* s, int32_t entry, uint32_t gen, ObjectId id, const std::byte* data,
              size_t size, bool primary, Mapping mapping);
   void release();
@@ -79,6 +80,10 @@ class WritableObject {
   bool in_segment() const { return !mapping_; }
   // Makes the object immutable and visible to get() on every rank of the node.
   void seal();
+  // seal(), and a view of the sealed object pinned in the same step, so that nothing (another
+  // thread or rank of the node making room evicts unpinned secondaries) can take the copy
+  // between its seal and its first read. Empty when the object was removed while being written.
+  std::optional<ObjectView> seal_pinned();
 
  private:
   friend class NodeStore;
@@ -213,7 +218,9 @@ class NodeStore {
   void repair(int32_t dead_pid);
 
   void release_view(int32_t e, uint32_t gen);
-  void seal_object(int32_t e, uint32_t gen);
+  // False when the object was removed while being written (it is gone now). `pin`: the sealed
+  // object is pinned once before the lock is let go; `*primary` says whether it is a primary.
+  bool seal_object(int32_t e, uint32_t gen, bool pin = false, bool* primary = nullptr);
   void abort_object(int32_t e, uint32_t gen);
 
   Mapping seg_;

@@ -50,6 +50,27 @@ TEST(StoreEviction, PinnedSecondariesAreNotEvicted) {
   EXPECT_FALSE(s->contains(oid(11)));
 }
 
+// A pulled copy is sealed and pinned in one step (ObjectPuller reads it right after): room made
+// for another object at that moment, by another thread or rank, cannot evict it in between.
+TEST(StoreEviction, ACopySealedPinnedIsNotEvictedUntilItsViewGoes) {
+  TempStore t(4 * kMiB);
+  t.opts.spill_thread = false;
+  auto s = NodeStore::create(t.opts);
+  WritableObject w = s->create(oid(10), kMiB, /*primary=*/false).take();
+  fill_pattern(w.data(), 10);
+  std::optional<ObjectView> v = w.seal_pinned();
+  ASSERT_TRUE(v.has_value());
+  EXPECT_FALSE(v->primary());
+  put(*s, 11, kMiB, false);
+  put(*s, 20, 2560 << 10, false);  // needs 10's room or 11's: 11 goes, the pinned 10 stays
+  EXPECT_TRUE(s->contains(oid(10)));
+  EXPECT_FALSE(s->contains(oid(11)));
+  EXPECT_EQ(check_pattern(v->bytes(), 10), -1);
+  v.reset();  // unpinned: evictable again, least recently used first
+  put(*s, 21, 2560 << 10, false);
+  EXPECT_FALSE(s->contains(oid(10)));
+}
+
 TEST(StoreEviction, SecondariesAreEvictedBeforePrimariesSpill) {
   TempStore t(8 * kMiB);
   t.opts.spill_threshold = 0.9;  // the spiller runs, but primaries stay below its threshold
