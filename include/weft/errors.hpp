@@ -103,6 +103,13 @@ class CheckpointError : public Error {
   Kind kind_;
   std::string file_, reason_;
 };
+// The job was asked to stop (setting stop_signal) and its job checkpoint is written: thrown by
+// weft::checkpoint_point() on the driver. weft::run ends the job with the exit code
+// requeue_exit_code on every rank, also when the driver catches this.
+class JobStopped : public Error {
+ public:
+  using Error::Error;
+};
 // The job's session directory (its control socket, token and spill folders; docs/operations.md)
 // could not be made: the message names the folder, the cause and the setting to change.
 class SessionDirError : public Error {

@@ -3,6 +3,7 @@
 
 #include "weft/actor.hpp"
 #include "weft/errors.hpp"
+#include "weft/job_checkpoint.hpp"
 #include "weft/nccl_gang.hpp"
 #include "weft/object_ref.hpp"
 #include "weft/options.hpp"

@@ -137,6 +137,23 @@ const std::vector<Setting>& table() {
        .kind = K::kString,
        .default_doc = "<session directory>/checkpoints",
        .doc = "where actor checkpoints are written (a shared file system for multi-host jobs)"},
+      {.name = "job_checkpoint_dir",
+       .kind = K::kString,
+       .default_doc = "unset: weft::checkpoint_job and a stop need a folder passed or set",
+       .doc = "where the whole-job checkpoint job.ckpt.h5 is written and read (kept across runs)"},
+      {.name = "stop_signal",
+       .kind = K::kEnum,
+       .default_value = "usr1",
+       .doc = "the signal that asks the job to checkpoint at the driver's next "
+              "weft::checkpoint_point() and stop (none: the signal is left alone)",
+       .allowed = {"usr1", "usr2", "term", "int", "none"}},
+      {.name = "requeue_exit_code",
+       .kind = K::kInt,
+       .default_value = "85",
+       .doc = "the exit code of a job stopped at a checkpoint (slurm/weft-requeue.sbatch requeues "
+              "on it)",
+       .min = 1.0,
+       .max = 255.0},
       // Event loop and logging
       {.name = "steal_delay_us",
        .kind = K::kInt,

@@ -131,8 +131,10 @@ void EventLoop::pump_actor(ActorInstance& a) {
     const ObjectId ret = c.ret;
     const bool checkpoint_now = c.method == detail::actor_checkpoint_method();
     if (checkpoint_now && !a.ckpt) a.ckpt = make_checkpointer(a, true);
-    auto job = [this, id = a.id, obj = a.object, placement = a.placement, ckpt = a.ckpt,
-                checkpoint_now, c = std::move(c)]() mutable {
+    const bool state_call =
+        c.method == detail::actor_state_method() || c.method == detail::actor_load_state_method();
+    auto job = [this, id = a.id, cls = a.class_id, obj = a.object, placement = a.placement,
+                ckpt = a.ckpt, checkpoint_now, state_call, c = std::move(c)]() mutable {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
@@ -149,6 +151,9 @@ void EventLoop::pump_actor(ActorInstance& a) {
                                      .message =
                                          "weft::checkpoint: checkpoints need a serializable "
                                          "class and max_concurrency = 1"};
+      } else if (state_call) {  // a whole-job checkpoint takes the state, or a restore loads it
+        e = run_state_call(cls, c, obj.get(), out);
+        if (ckpt) ckpt->note_call(c.caller, c.seq);
       } else {
         e = invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out,
                               "method", &contained);
@@ -278,6 +283,20 @@ uint64_t actor_checkpoint_method() {
   static const char key = 0;
   static const uint64_t id =
       register_function(&key, sizeof key, "weft::checkpoint", &invoke_ready, 1);
+  return id;
+}
+
+uint64_t actor_state_method() {
+  static const char key = 0;
+  static const uint64_t id =
+      register_function(&key, sizeof key, "weft::JobCheckpoint::save(actor)", &invoke_ready, 1);
+  return id;
+}
+
+uint64_t actor_load_state_method() {
+  static const char key = 0;
+  static const uint64_t id =
+      register_function(&key, sizeof key, "weft::JobRestore::actor", &invoke_ready, 1);
   return id;
 }
 

@@ -5,9 +5,11 @@
 // restore right after the constructor of a restart (start_exec, executor.cpp).
 #include <cstdlib>
 #include <system_error>
+#include <tuple>
 
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/invoke.hpp"
 #include "core/object_store_client.hpp"
 #include "ft/checkpoint_file.hpp"
 #include "weft/detail/registry.hpp"
@@ -62,6 +64,37 @@ void EventLoop::reply_completed_before(const ActorInstance& a, const ActorCallIt
               ", its result (not kept: large, holding refs, or older than the 8 latest of that "
               "caller) was lost with that rank, and it is not run twice";
   send_result(c.ret.owner, c.ret, false, {}, e);
+}
+
+// The built-in calls of whole-job checkpoints (weft/job_checkpoint.hpp), on the call's thread: the
+// class's own serializer, as for actor checkpoints, but the bytes travel as the call's result or
+// argument instead of to a file.
+detail::ErrorInfo EventLoop::run_state_call(uint64_t class_id, const ActorCallItem& c, void* object,
+                                            serde::Buffer& out) {
+  const bool save = c.method == detail::actor_state_method();
+  return run_guarded(rank_, save ? "JobCheckpoint::save" : "JobRestore::actor", [&] {
+    const detail::ClassEntry* cls = detail::find_class(class_id);
+    if (!cls || !cls->save_state || !cls->load_state)
+      throw Error("actor class " + detail::class_name(class_id) +
+                  " is not serializable, so its state cannot be saved or restored");
+    if (save) {
+      serde::Buffer state;
+      cls->save_state(object, state);
+      serde::encode(out, state.take());
+      return;
+    }
+    std::tuple<std::vector<char>> args;
+    std::vector<std::shared_ptr<const detail::Payload>> keep;
+    detail::decode_args(call_args(c.args, c.pins), args, std::index_sequence<0>{}, keep);
+    const std::vector<char>& state = std::get<0>(args);
+    serde::Reader in(state.data(), state.size());
+    cls->load_state(object, in);
+    if (!in.done())
+      throw SerializationError("the saved state of actor class " + detail::class_name(class_id) +
+                               " has " + std::to_string(state.size() - in.position()) +
+                               " bytes left over after its state was read: it is not this "
+                               "class's state as this build serializes it");
+  });
 }
 
 }  // namespace weft::core

@@ -20,6 +20,7 @@
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
 #include "core/gpu_resources.hpp"
+#include "core/job_stop.hpp"
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
 #include "core/session.hpp"
@@ -177,6 +178,7 @@ void start(int* argc, char*** argv) {
   rt->topo = net::discover_topology(MPI_COMM_WORLD, rt->cfg);
   log::set_rank(rt->topo.rank);
   warn_capped_virtual_nodes(rt->cfg, rt->topo);
+  core::configure_job_stop(rt->cfg, rt->topo.rank);
   gpu::RankGpus gpus = core::plan_local_gpus(rt->cfg, rt->topo);
   auto ranks = gather_ranks(rt->topo, local_resources(rt->cfg, rt->topo, gpus));
   core::set_local_gpu_ids(rt->cfg, rt->topo.rank, gpus, ranks);
@@ -213,6 +215,10 @@ void start(int* argc, char*** argv) {
 int finish() {
   if (!g_rt || g_rt->finished) return g_rt ? g_rt->exit_code : 0;
   RankRuntime* rt = g_rt;
+  // A job stopped at its checkpoint ends with the requeue code everywhere, also under
+  // weft::Runtime, whose serve() returns it on the other ranks.
+  if (rt->topo.rank == 0 && core::job_stopped()) rt->exit_code = core::requeue_exit_code();
+  if (rt->topo.rank == 0) core::drop_job_checkpoint_hook();
   if (rt->topo.rank == 0) rt->loop->shutdown_job(rt->exit_code);
   rt->exit_code = rt->loop->wait_stopped();
   // A failed rank never reaches a collective. With one known (here, or named in the head's
@@ -283,10 +289,21 @@ int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
   int code = 1;
   try {
     code = driver();
+  } catch (const JobStopped&) {
+    // Reported below: the stop is whatever the driver did after it.
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[weft] the driver failed: %s\n", e.what());
   } catch (...) {
     std::fprintf(stderr, "[weft] the driver failed with an unknown exception\n");
+  }
+  if (core::job_stopped()) {  // checkpoint_point() wrote the stop checkpoint: a requeue
+    code = core::requeue_exit_code();
+    std::fprintf(stderr,
+                 "[weft] stopped on SIG%s at job checkpoint %llu (%s); exit code %d on every "
+                 "rank, for a requeue\n",
+                 core::stop_signal_name().c_str(),
+                 static_cast<unsigned long long>(core::stop_checkpoint_epoch()),
+                 core::stop_checkpoint_file().c_str(), code);
   }
   rt->set_exit_code(code);
   return finish();

@@ -4,9 +4,13 @@
 // "// end snippet" exactly as the docs show it.
 #include <weft/weft.hpp>
 
+#include <stdlib.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -85,6 +89,30 @@ int use_checkpoints() {
   weft::checkpoint(t).get();  // ready once the file is durable
   // end snippet
   return t.task(&Tally::add).remote(3).get();
+}
+
+int use_job_checkpoint() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "weft-doc-jobckpt-XXXXXX").string();
+  const std::filesystem::path dir = mkdtemp(tmpl.data());
+  // snippet: api-job-checkpoint-use
+  int step = 0;
+  auto tally = weft::actor<Tally>().remote();
+  weft::on_job_checkpoint([&](weft::JobCheckpoint& ck) {
+    ck.save("step", step);    // a value of the driver
+    ck.save("tally", tally);  // an actor's state, after the calls made before
+  });
+  while (step < 3) tally.task(&Tally::add).remote(step++);
+  uint64_t epoch = weft::checkpoint_job(dir);  // 1; durable when it returns
+  // ... and in a later run of the job:
+  if (std::optional<weft::JobRestore> r = weft::restore_job(dir)) {
+    step = r->value<int>("step");                            // 3
+    tally = r->actor<Tally>("tally", weft::actor<Tally>());  // holds 0, 1, 2
+  }
+  // end snippet
+  weft::on_job_checkpoint(nullptr);
+  const int n = tally.task(&Tally::add).remote(step).get();
+  std::filesystem::remove_all(dir);
+  return epoch == 1 ? n : -1;
 }
 
 int use_tasks() {
@@ -220,6 +248,7 @@ int main(int argc, char** argv) {
     check(use_view_params() == 1.0, "api-view-param-use");
     check(use_debug_pending(), "troubleshooting-timeout");
     check(use_checkpoints() == 4, "api-checkpoint-use");
+    check(use_job_checkpoint() == 4, "api-job-checkpoint-use");
     if (bad == 0) std::printf("doc snippets OK\n");
     return bad == 0 ? 0 : 1;
   });

@@ -6,7 +6,8 @@
 #
 # ckpt_app.sh --on-signal — the time-limit path instead: the first attempt works until SIGUSR1
 # (what the template forwards when Slurm warns of the time limit; bounded at 30 s), saves its
-# step and exits 0; the template must requeue it anyway, and the next attempt finishes.
+# step and exits 85 (what a Weft app's checkpoint_point does); the template requeues it, and the
+# next attempt finishes.
 set -euo pipefail
 ckpt="${WEFTJOB_CHECKPOINT_DIR:?WEFTJOB_CHECKPOINT_DIR not set}/step"
 done_steps=0
@@ -24,7 +25,7 @@ if [[ "${1:-}" == --on-signal ]]; then
     ((got)) || { echo "ckpt_app: no SIGUSR1 within 30 s"; exit 1; }
     echo 1 >"$ckpt"
     echo "ckpt_app: SIGUSR1 received, step 1 saved (attempt ${SLURM_RESTART_COUNT:-0})"
-    exit 0
+    exit 85
   fi
   echo "ckpt_app OK steps=${done_steps} attempt=${SLURM_RESTART_COUNT:-0}"
   exit 0

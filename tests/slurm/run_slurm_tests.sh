@@ -10,7 +10,11 @@
 #   c) slurm/weft-job.sbatch runs an app on every task with weft-run's options;
 #   d) slurm/weft-requeue.sbatch resumes from checkpoints across requeues asked by the app;
 #   e) ... and across a requeue forced by Slurm's time-limit warning signal;
-#   f) slurm/param-sweep.sbatch prints "param_sweep OK" when $WEFTDEV_SLURM_APP exists.
+#   f) slurm/param-sweep.sbatch prints "param_sweep OK" when $WEFTDEV_SLURM_APP exists;
+#   g) slurm/weft-requeue.sbatch with a real Weft app ($WEFTDEV_SLURM_CKPT_APP,
+#      examples/09_job_checkpoint on 2 ranks): the time-limit warning stops it at a job
+#      checkpoint (exit 85), the requeued attempt resumes from the file, and its answer is the
+#      one an uninterrupted run prints.
 # --checks picks a subset (default: all), so that ctest can run them as short separate tests.
 # Exit: 0 all passed, 1 a check failed, 77 Slurm is not installed (ctest shows SKIP). Every wait
 # is bounded and the cluster is stopped and its folder removed on any exit.
@@ -24,12 +28,12 @@ readonly LAUNCHER="${ROOT}/launchers/weft-run"
 readonly JOB_TIMEOUT="${WEFTDEV_SLURM_JOB_TIMEOUT:-60}"
 
 probe=""
-checks="a,b,c,d,e,f"
+checks="a,b,c,d,e,f,g"
 while (($# > 0)); do
   case "$1" in
     --probe) probe="${2:-}"; shift 2 ;;
     --checks) checks="${2:-}"; shift 2 ;;
-    *) echo "usage: $0 --probe <mpi_probe binary> [--checks a,b,c,d,e,f]" >&2; exit 2 ;;
+    *) echo "usage: $0 --probe <mpi_probe binary> [--checks a,b,c,d,e,f,g]" >&2; exit 2 ;;
   esac
 done
 wanted() { [[ ",${checks}," == *",$1,"* ]]; }
@@ -212,6 +216,37 @@ if wanted f; then
     check_job f_param_sweep_template "$id" f.out '^param_sweep OK' 120
   else
     echo "NOTE f_param_sweep_template not run: WEFTDEV_SLURM_APP='${WEFTDEV_SLURM_APP:-}' is not built"
+  fi
+fi
+
+# ---- g) slurm/weft-requeue.sbatch with a Weft app: stop at a job checkpoint, resume -----------
+if wanted g; then
+  app="${WEFTDEV_SLURM_CKPT_APP:-}"
+  if [[ -n "$app" && -x "$app" ]]; then
+    g_args=(--steps=40 --chunks=3 --cells=16)
+    # The uninterrupted answer: one rank alone (the answer does not depend on the rank count).
+    want="$(UCX_NET_DEVICES=lo timeout "$JOB_TIMEOUT" "$app" "${g_args[@]}" 2>&1 | grep '^answer ')"
+    id="$(WEFTJOB_APP="$app" WEFTJOB_RUN="$LAUNCHER" WEFTJOB_RUN_ARGS="-n 2" \
+      WEFTJOB_CHECKPOINT_DIR="${work}/ckpt-g" submit -n 2 --overcommit -o g.out \
+      "${ROOT}/slurm/weft-requeue.sbatch" "${g_args[@]}" --step-ms=20)"
+    deadline=$((SECONDS + 60))
+    until grep -q '^working' g.out 2>/dev/null || ((SECONDS >= deadline)); do sleep 0.2; done
+    sleep 0.3
+    timeout 5 scancel --batch --signal=USR1 "$id"
+    state="$(wait_job "$id" 120)"
+    if [[ "$state" != COMPLETED ]]; then
+      fail g_weft_app_requeue "job ${id} ended ${state}" g.out
+    else
+      expect_line g_weft_app_stops_at_checkpoint g.out \
+        'stopped on SIGUSR1 at job checkpoint 1 \(.*/job\.ckpt\.h5\); exit code 85'
+      expect_line g_weft_app_requeued g.out '^weft-requeue: requeueing job'
+      expect_line g_weft_app_resumes g.out '^resumed from job checkpoint 1 at step [1-9]'
+      got="$(grep '^answer ' g.out | tail -n 1)"
+      if [[ -n "$want" && "$got" == "$want" ]]; then pass g_weft_app_same_answer; else
+        fail g_weft_app_same_answer "answer '${got}', uninterrupted '${want}'" g.out; fi
+    fi
+  else
+    echo "NOTE g_weft_app_requeue not run: WEFTDEV_SLURM_CKPT_APP='${app}' is not built"
   fi
 fi
 

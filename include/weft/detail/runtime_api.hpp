@@ -93,6 +93,11 @@ uint64_t actor_ready_method();
 // The built-in method behind weft::checkpoint(handle): writes the actor's checkpoint now and
 // completes once it is durable.
 uint64_t actor_checkpoint_method();
+// Built-in methods behind whole-job checkpoints (job_checkpoint.hpp): the first answers the
+// actor's serialized state (a std::vector<char>); the second takes one (its one argument) and
+// loads it into the actor. Both need a serializable class and run in call order.
+uint64_t actor_state_method();
+uint64_t actor_load_state_method();
 StatePtr submit_actor_call(const ActorRef& actor, uint64_t method_id, EncodedArgs args);
 void kill_actor(const ActorRef& actor);
 std::optional<ActorRef> lookup_named_actor(const std::string& name);
