@@ -150,7 +150,12 @@ class JobRestore {
       detail::throw_job_entry_error(
           file_, name, "it holds the state of a " + e.type + " actor, not of a " + cls);
     ActorHandle<A> h = creator.remote();
-    detail::restore_actor_state(h.ref(), e.bytes, name, file_);
+    try {
+      detail::restore_actor_state(h.ref(), e.bytes, name, file_);
+    } catch (...) {
+      detail::kill_actor(h.ref());  // an actor without its state is not the one asked for
+      throw;
+    }
     return h;
   }
 
