@@ -134,7 +134,8 @@ void EventLoop::pump_actor(ActorInstance& a) {
     const bool state_call =
         c.method == detail::actor_state_method() || c.method == detail::actor_load_state_method();
     auto job = [this, id = a.id, cls = a.class_id, obj = a.object, placement = a.placement,
-                ckpt = a.ckpt, checkpoint_now, state_call, c = std::move(c)]() mutable {
+                ckpt = a.ckpt, checkpoint_now, state_call, concurrency = a.max_concurrency,
+                c = std::move(c)]() mutable {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
@@ -152,7 +153,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
                                          "weft::checkpoint: checkpoints need a serializable "
                                          "class and max_concurrency = 1"};
       } else if (state_call) {  // a whole-job checkpoint takes the state, or a restore loads it
-        e = run_state_call(cls, c, obj.get(), out);
+        e = run_state_call(cls, concurrency, c, obj.get(), out);
         if (ckpt) ckpt->note_call(c.caller, c.seq);
       } else {
         e = invoke_registered(rank_, c.method, obj.get(), call_args(c.args, c.pins), ctx, out,

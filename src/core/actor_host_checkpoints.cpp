@@ -69,7 +69,8 @@ void EventLoop::reply_completed_before(const ActorInstance& a, const ActorCallIt
 // The built-in calls of whole-job checkpoints (weft/job_checkpoint.hpp), on the call's thread: the
 // class's own serializer, as for actor checkpoints, but the bytes travel as the call's result or
 // argument instead of to a file.
-detail::ErrorInfo EventLoop::run_state_call(uint64_t class_id, const ActorCallItem& c, void* object,
+detail::ErrorInfo EventLoop::run_state_call(uint64_t class_id, int max_concurrency,
+                                            const ActorCallItem& c, void* object,
                                             serde::Buffer& out) {
   const bool save = c.method == detail::actor_state_method();
   return run_guarded(rank_, save ? "JobCheckpoint::save" : "JobRestore::actor", [&] {
@@ -77,6 +78,11 @@ detail::ErrorInfo EventLoop::run_state_call(uint64_t class_id, const ActorCallIt
     if (!cls || !cls->save_state || !cls->load_state)
       throw Error("actor class " + detail::class_name(class_id) +
                   " is not serializable, so its state cannot be saved or restored");
+    if (max_concurrency > 1)  // as for actor checkpoints: other calls would run meanwhile
+      throw Error("actor class " + detail::class_name(class_id) + " runs " +
+                  std::to_string(max_concurrency) +
+                  " calls at once (max_concurrency): its state is saved and restored between two "
+                  "calls, which needs max_concurrency = 1");
     if (save) {
       serde::Buffer state;
       cls->save_state(object, state);

@@ -339,8 +339,8 @@ class EventLoop : public net::MessageSink {
   const std::filesystem::path& actor_checkpoint_dir();
   void reply_completed_before(const ActorInstance& a, const ActorCallItem& c);
   // actor_state_method / actor_load_state_method on `object` (whole-job checkpoints).
-  detail::ErrorInfo run_state_call(uint64_t class_id, const ActorCallItem& c, void* object,
-                                   serde::Buffer& out);
+  detail::ErrorInfo run_state_call(uint64_t class_id, int max_concurrency, const ActorCallItem& c,
+                                   void* object, serde::Buffer& out);
 
   // actor_restarts.cpp (creator side): keep the creation, restart on a live rank, or give up.
   void send_creation(const PendingCall& call, uint32_t incarnation, std::vector<StatePtr> refs,

@@ -158,6 +158,21 @@ TEST(JobCheckpoint, AnActorOfAnotherClassIsRefused) {
   weft::on_job_checkpoint(nullptr);
 }
 
+TEST(JobCheckpoint, AnActorRunningCallsAtOnceIsRefused) {
+  TempDir dir;
+  weft::ActorOptions o;
+  o.max_concurrency = 2;  // its state between two calls does not exist
+  auto ledger = weft::actor<Ledger>(std::string("c")).options(o).remote();
+  weft::on_job_checkpoint([&](weft::JobCheckpoint& ck) { ck.save("c", ledger); });
+  const std::string m = error_of([&] { weft::checkpoint_job(dir.path); });
+  EXPECT_NE(m.find("actor class Ledger runs 2 calls at once (max_concurrency)"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("needs max_concurrency = 1"), std::string::npos) << m;
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "job.ckpt.h5"));
+  weft::kill(ledger);
+  weft::on_job_checkpoint(nullptr);
+}
+
 TEST(JobCheckpoint, MisuseIsAClearError) {
   TempDir dir;
   weft::on_job_checkpoint(nullptr);
