@@ -70,8 +70,14 @@ class ActorHandle {
   void serialize(Archive& ar, unsigned) {
     // Sent with its rank when known here, so the receiver need not ask the creator.
     if (ref_.id.valid() && ref_.rank < 0) ref_.rank = detail::actor_rank_known(ref_);
+    uint64_t tag = detail::job_tag();  // as for ObjectRef: a handle names its own job's actor
     ar& ref_.id.creator& ref_.id.seq& ref_.rank& ref_.class_id& ref_.max_restarts&
-        ref_.max_task_retries;
+        ref_.max_task_retries& tag;
+    if (Archive::is_loading::value && ref_.id.valid() && tag != detail::job_tag()) {
+      const std::string what = ref_.id.str();
+      ref_ = detail::ActorRef{};
+      detail::throw_foreign_ref(what, tag);
+    }
   }
 
  private:

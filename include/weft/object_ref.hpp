@@ -39,16 +39,21 @@ class ObjectRef {
 
   // Refs inside arguments and results travel as ids; the receiving rank borrows them (the
   // message's carrier registers it with the owner first: detail/refcount_api.hpp).
+  // With the job's tag: bytes saved by another job (a file, a checkpoint of an earlier run) name
+  // that job's objects, and loading them here is a SerializationError, never another object.
   template <class Archive>
   void save(Archive& ar, unsigned) const {
     detail::note_serialized(s_);
     ObjectId id = s_ ? s_->id : ObjectId{};
-    ar << id.owner << id.kind << id.seq;
+    const uint64_t tag = detail::job_tag();
+    ar << id.owner << id.kind << id.seq << tag;
   }
   template <class Archive>
   void load(Archive& ar, unsigned) {
     ObjectId id;
-    ar >> id.owner >> id.kind >> id.seq;
+    uint64_t tag = 0;
+    ar >> id.owner >> id.kind >> id.seq >> tag;
+    if (id.valid() && tag != detail::job_tag()) detail::throw_foreign_ref(id.str(), tag);
     s_ = id.valid() ? detail::state_for(id) : nullptr;
   }
   BOOST_SERIALIZATION_SPLIT_MEMBER()

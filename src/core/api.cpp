@@ -2,6 +2,8 @@
 #include <immintrin.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <optional>
@@ -136,6 +138,23 @@ ObjectState::~ObjectState() {
 int my_rank() { return loop().rank(); }
 int world_size() { return loop().size(); }
 bool runtime_active() { return core::current_loop() != nullptr; }
+
+uint64_t job_tag() {
+  const EventLoop* l = core::current_loop();
+  // The job id is 16 hex digits (net::discover_topology), made by rank 0 and sent to all.
+  return l ? std::strtoull(l->topology().job_id.c_str(), nullptr, 16) : 0;
+}
+
+void throw_foreign_ref(const std::string& what, uint64_t tag) {
+  char theirs[17], ours[17];
+  std::snprintf(theirs, sizeof theirs, "%016llx", static_cast<unsigned long long>(tag));
+  std::snprintf(ours, sizeof ours, "%016llx", static_cast<unsigned long long>(job_tag()));
+  throw SerializationError(
+      what + " was serialized by another job (job " + theirs + "; this is job " + ours +
+      "): refs and actor handles name objects and actors of the job that made them, which "
+      "are gone with it. Save the value itself (weft::get it before saving, or "
+      "JobCheckpoint::save the ref, which saves its value) and put it again in the new job");
+}
 
 StatePtr new_owned_state() {
   EventLoop& l = loop();

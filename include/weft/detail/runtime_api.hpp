@@ -56,6 +56,12 @@ bool runtime_active();
 StatePtr new_owned_state();
 // put(): an owned object complete at birth; `contained`: the refs serialized inside the value.
 StatePtr put_bytes(std::vector<char> bytes, std::vector<StatePtr> contained = {});
+// This job's tag (its job id, the same on every rank and different in every job; 0 when Weft
+// is not running). Serialized refs and actor handles carry it: an id means something only in
+// the job that made it, so one read back in another job is refused (throw_foreign_ref).
+uint64_t job_tag();
+// SerializationError: `what` (an object or actor id) was serialized by the job tagged `tag`.
+[[noreturn]] void throw_foreign_ref(const std::string& what, uint64_t tag);
 // The local state for an id that arrived inside a message (borrowed if owner != me).
 StatePtr state_for(const ObjectId& id);
 // Blocks until `s` is done or `timeout` passes (negative: forever). Asks the owner for the value
