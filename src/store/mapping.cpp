@@ -29,7 +29,12 @@ Mapping map_file(int fd, size_t size, int prot, const std::string& what) {
 Mapping file_create_mapped(const std::string& path, size_t size) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
-    throw Error("object store: cannot create fallback file " + path + ": " + errno_text(errno));
+    // In the spill folder: one it cannot write in (read-only, gone, not a folder) stops spilling
+    // and fallback alike, so say which folder and how to move it.
+    const int err = errno;
+    throw SpillError("object store: cannot create fallback file " + path + ": " + errno_text(err) +
+                     "; the node's spill folder must be writable (it is in the job's session "
+                     "directory: set session_dir to a writable local folder)");
   }
   // Reserve the blocks now: a full disk must surface here as an error, not later as SIGBUS
   // when a writer touches a page the file system cannot back.

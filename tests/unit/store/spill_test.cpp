@@ -203,5 +203,35 @@ TEST(StoreDiskLimits, FullFileSystemEndsInObjectStoreFullError) {
   EXPECT_NE(spill_error.find("No space left"), std::string::npos) << spill_error;
 }
 
+// A spill folder the store cannot write in (a read-only file system; root ignores a mode 0500
+// folder, so a read-only mount it is): spilling fails, and the store says where and why instead
+// of waiting for room forever.
+TEST(StoreDiskLimits, ReadOnlySpillFolderIsASpillErrorNamingIt) {
+  TempStore t(2 * kMiB);
+  t.opts.spill_threshold = 0.4;
+  t.opts.alloc_timeout = std::chrono::milliseconds(1000);
+  std::filesystem::create_directories(t.opts.spill_dir);
+  if (::mount("tmpfs", t.opts.spill_dir.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (needs CAP_SYS_ADMIN)";
+  }
+  std::string msg, spill_error;
+  {
+    auto s = NodeStore::create(t.opts);
+    try {
+      for (uint64_t i = 0; i < 64; ++i) put(*s, 100 + i, 512 << 10);
+    } catch (const SpillError& e) {  // its fallback file cannot be made either
+      msg = e.what();
+    }
+    spill_error = s->last_spill_error();
+  }
+  ::umount(t.opts.spill_dir.c_str());
+  ASSERT_FALSE(msg.empty()) << "the store never refused";
+  EXPECT_NE(msg.find(t.opts.spill_dir), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Read-only file system"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("set session_dir"), std::string::npos) << msg;
+  EXPECT_NE(spill_error.find(t.opts.spill_dir), std::string::npos) << spill_error;
+  EXPECT_NE(spill_error.find("Read-only file system"), std::string::npos) << spill_error;
+}
+
 }  // namespace
 }  // namespace weft::store
