@@ -25,7 +25,9 @@ constexpr uint64_t kKey[8] = {0xbe4ba423396cfeb8ull, 0x1cad21f72c81017cull, 0xdb
                               0x1f67b3b7a4a44072ull, 0x78e5c0cc4ee679cbull, 0x2172ffcc7dd05a82ull,
                               0x8e2443f7744608b8ull, 0x4c263a81e69035e0ull};
 
-#if defined(__x86_64__)
+// Not under ThreadSanitizer: it instruments the ifunc resolver that target_clones makes, and the
+// dynamic loader runs that resolver before TSan's runtime is up (every binary crashed at load).
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define WEFT_CHECKSUM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define WEFT_CHECKSUM_CLONES
