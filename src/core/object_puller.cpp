@@ -88,6 +88,16 @@ void ObjectPuller::pull(const ObjectId& id, int holder, size_t size, bool owner_
   request(id, holder, out);
 }
 
+// The new copy sealed, pinned for the waiters. Mapping a sealed fallback copy for its view can
+// fail (its file is gone); the waiters then each read it with get() in finish, which reports why.
+std::optional<store::ObjectView> ObjectPuller::seal_for_waiters(store::WritableObject& copy) {
+  try {
+    return copy.seal_pinned();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 void ObjectPuller::finish(const ObjectId& id, const std::string& error,
                           std::optional<store::ObjectView> sealed) {
   auto it = pulls_.find(id);
@@ -167,7 +177,7 @@ void ObjectPuller::on_reply(int src, const char* data, size_t len, Outbox& out) 
   auto copy = std::make_shared<store::WritableObject>(std::move(made->object()));
   if (mode == PullMode::kBytes) {
     if (size) std::memcpy(copy->data().data(), bytes, size);
-    return finish(id, "", copy->seal_pinned());
+    return finish(id, "", seal_for_waiters(*copy));
   }
   out.reads.push_back(Read{id, src, offset, size, std::move(copy)});
 }
@@ -175,7 +185,7 @@ void ObjectPuller::on_reply(int src, const char* data, size_t len, Outbox& out) 
 void ObjectPuller::on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out) {
   if (!failed(r.holder)) out.msgs.push_back(OutMsg{r.holder, Msg::kPullDone, id_body(r.id)});
   if (ok)  // the bytes are whole, whoever the pull asks now
-    return finish(r.id, "", r.copy->seal_pinned());
+    return finish(r.id, "", seal_for_waiters(*r.copy));
   auto it = pulls_.find(r.id);
   // A read from a holder that failed while this pull moved on to the owner: its unsealed copy
   // goes with `r`, and the new request waits for that (await_copy).

@@ -118,6 +118,7 @@ class ObjectPuller {
   // Every waiter of `id` gets the copy now in this node's store, or `error`.
   void finish(const ObjectId& id, const std::string& error,
               std::optional<store::ObjectView> sealed = std::nullopt);
+  static std::optional<store::ObjectView> seal_for_waiters(store::WritableObject& copy);
   void request(const ObjectId& id, int holder, Outbox& out);
   void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
   bool failed(int rank) const { return failed_ && failed_->contains(rank); }
