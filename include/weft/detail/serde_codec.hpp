@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -40,6 +41,11 @@ namespace detail {
 [[noreturn]] void throw_bad_length(const char* what, size_t length, size_t left);
 [[noreturn]] void throw_bad_bool(unsigned value);
 [[noreturn]] void throw_bad_variant_index(size_t index, size_t alternatives);
+// Asks the kernel for 2 MiB pages over the whole 2 MiB pages inside [data, data + bytes), which
+// must be fresh, untouched memory to help (src/serde/huge_pages.cpp).
+void prefer_huge_pages(void* data, size_t bytes);
+// Raw sequences at least this large are decoded into memory given that advice.
+inline constexpr size_t kHugePageDecodeBytes = size_t{4} << 20;
 
 // hand<T>::value says whether a non-raw T takes the hand path; hand<T>::encode/decode do the work.
 template <class T>
@@ -105,6 +111,28 @@ T decode_value(Reader& in) {
 }
 
 // Contiguous sequences: raw elements are one block; others are encoded one by one.
+template <class Seq>
+inline constexpr bool std_allocated = false;
+template <class T>
+inline constexpr bool std_allocated<std::vector<T, std::allocator<T>>> = true;
+template <class C, class Tr>
+inline constexpr bool std_allocated<std::basic_string<C, Tr, std::allocator<C>>> = true;
+
+// s = [first, first + n), in one pass over the bytes (no zero-filling resize before the copy).
+template <class Seq, class E>
+void assign_elements(Seq& s, const E* first, size_t n) {
+  if constexpr (std_allocated<Seq>) {
+    // A large target is a fresh mapping: reserve it untouched and advise huge pages before the
+    // copy faults it in (a by-value task argument of 64 MiB, say).
+    if (n * sizeof(E) >= kHugePageDecodeBytes && s.capacity() < n) {
+      s = Seq();
+      s.reserve(n);
+      prefer_huge_pages(static_cast<void*>(s.data()), n * sizeof(E));
+    }
+  }
+  s.assign(first, first + n);
+}
+
 template <class Seq, class E, bool kDecodable>
 struct hand_sequence : std::bool_constant<hand_v<E>> {
   static constexpr size_t kMinBytes = sizeof(uint64_t);
@@ -125,11 +153,10 @@ struct hand_sequence : std::bool_constant<hand_v<E>> {
       if constexpr (is_raw<E>::value) {
         size_t n = decode_count(in, sizeof(E), "element count");
         // The count was checked against the input. One pass over the bytes when they are
-        // aligned for E (a value in the node store is): no zero-filling resize before the copy.
+        // aligned for E (a value in the node store is).
         const char* p = in.skip(n * sizeof(E));
         if (reinterpret_cast<uintptr_t>(p) % alignof(E) == 0) {
-          const E* first = reinterpret_cast<const E*>(p);
-          s.assign(first, first + n);
+          assign_elements(s, reinterpret_cast<const E*>(p), n);
         } else {
           s.resize(n);
           if (n) std::memcpy(static_cast<void*>(s.data()), p, n * sizeof(E));

@@ -92,8 +92,9 @@ T decode_value(const char* data, size_t size) {
     if constexpr (alignof(E) > 8) {  // elements may be misaligned in the bytes: decode
       return serde::from_bytes<T>(data, size);
     } else {
-      const E* first = reinterpret_cast<const E*>(data + sizeof n);
-      return T(first, first + n);
+      T value;
+      serde::detail::assign_elements(value, reinterpret_cast<const E*>(data + sizeof n), n);
+      return value;
     }
   } else {
     return serde::from_bytes<T>(data, size);
