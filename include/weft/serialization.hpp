@@ -26,6 +26,8 @@
 // bogus length, an exception from a user's serialize) raises weft::SerializationError naming the
 // type being decoded; lengths are checked against the bytes left before anything is allocated.
 // Decoding a non-raw T by value (decode<T>(in), from_bytes<T>) needs a default-constructible T.
+// A type that none of the three paths can take is one compile-time error that names it and the
+// ways to make it serializable (detail/serde_check.hpp), ahead of any Boost template error.
 #pragma once
 
 #include <array>
@@ -38,6 +40,7 @@
 
 #include "weft/detail/serde_archive.hpp"
 #include "weft/detail/serde_buffer.hpp"
+#include "weft/detail/serde_check.hpp"
 #include "weft/detail/serde_codec.hpp"
 #include "weft/detail/serde_std.hpp"
 #include "weft/errors.hpp"
@@ -73,6 +76,9 @@ void encode(Buffer& out, const T& value) {
   static_assert(!std::is_void_v<T>, "void is not serialized");
   if constexpr (detail::hand_v<T>) {
     detail::encode_one(out, value);
+  } else if constexpr (!detail::serializable_v<T>) {
+    // One error naming the type (detail/serde_check.hpp), and no Boost errors after it.
+    (void)sizeof(detail::NotSerializable<detail::first_unserializable_t<T>>);
   } else {
     static_assert(!std::is_pointer_v<T>, "weft::serde does not encode raw pointers");
     const size_t mark = out.size();
@@ -96,6 +102,8 @@ void decode(Reader& in, T& out) {
   try {
     if constexpr (detail::hand_v<T>) {
       detail::decode_one(in, out);
+    } else if constexpr (!detail::serializable_v<T>) {
+      (void)sizeof(detail::NotSerializable<detail::first_unserializable_t<T>>);
     } else {
       detail::InBuf sb(in);
       {

@@ -195,13 +195,13 @@ std::shared_ptr<void> construct_actor(const CallArgs& call) {
 }
 
 // An actor class whose state can be checkpointed: serializable the way user types are (a
-// serialize(Archive&, unsigned) member, a free serialize or save/load found by Boost's rules, or
-// a raw type copied as its bytes).
+// serialize(Archive&, unsigned) member, a free serialize -- or save/load split by
+// BOOST_SERIALIZATION_SPLIT_FREE -- in its namespace or in boost::serialization, or a raw type
+// copied as its bytes). Unlike serde's own check, a final class without a public serialize is
+// not assumed to have one: most actor classes are not serializable at all, and that is fine.
 template <class T>
-concept checkpointable =
-    serde::detail::has_serialize_member<T> || serde::is_raw_v<T> ||
-    requires(serde::detail::OArchive& ar, T& t) { serialize(ar, t, 0u); } ||
-    requires(serde::detail::OArchive& ar, const T& t) { save(ar, t, 0u); };
+concept checkpointable = serde::detail::has_serialize_member<T> || serde::is_raw_v<T> ||
+                         serde::detail::has_free_serialize<T>;
 
 template <class T>
 void save_actor_state(const void* self, serde::Buffer& out) {

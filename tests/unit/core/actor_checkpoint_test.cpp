@@ -22,10 +22,39 @@ struct Tally {
   }
 };
 
+// State written by a free serialize in boost::serialization (Boost manual's non-intrusive form).
+struct Ledger {
+  std::vector<int> entries;
+};
+// No serialize at all: an ordinary actor, which cannot be checkpointed.
+class Plain final {
+  std::vector<int> entries_;
+};
+
 }  // namespace
+
+namespace boost::serialization {
+template <class Archive>
+void serialize(Archive& ar, Ledger& l, unsigned) {
+  ar& l.entries;
+}
+}  // namespace boost::serialization
 
 namespace weft::core {
 namespace {
+
+TEST(Checkpointable, SeesAFreeSerializeInBoostNamespaceAndRefusesAClassWithout) {
+  EXPECT_TRUE(detail::checkpointable<Tally>);
+  EXPECT_TRUE(detail::checkpointable<Ledger>);
+  EXPECT_FALSE(detail::checkpointable<Plain>);
+  Ledger l{{1, 2, 3}};
+  serde::Buffer out;
+  detail::save_actor_state<Ledger>(&l, out);
+  Ledger back;
+  serde::Reader in(out.data(), out.size());
+  detail::load_actor_state<Ledger>(&back, in);
+  EXPECT_EQ(back.entries, l.entries);
+}
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;

@@ -8,8 +8,12 @@
 #include <boost/serialization/unique_ptr.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "weft/serialization.hpp"
@@ -200,6 +204,48 @@ TEST(SerdeUserTypes, ConcurrentRoundTripsFromSeveralThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok, (std::vector<int>{500, 500, 500, 500}));
+}
+
+// The compile-time check of detail/serde_check.hpp sees every form above as serializable: a
+// wrong "no" there would refuse valid code with its static_assert.
+TEST(SerdeUserTypes, TheCompileTimeCheckSeesEveryFormOfSerialize) {
+  using detail::serializable_v;
+  EXPECT_TRUE(serializable_v<user::Particle>);                // public member
+  EXPECT_TRUE(serializable_v<user::Handle>);                  // private member, befriended
+  EXPECT_TRUE(serializable_v<user::Mesh>);                    // free, in the type's namespace
+  EXPECT_TRUE(serializable_v<other::Account>);                // free, in boost::serialization
+  EXPECT_TRUE(serializable_v<user::Versioned>);               // split member, final class
+  EXPECT_TRUE(serializable_v<user::Square>);                  // derived, with a base_object
+  EXPECT_TRUE(serializable_v<std::unique_ptr<user::Shape>>);  // Boost's header is included
+  EXPECT_TRUE(serializable_v<std::vector<std::shared_ptr<user::Particle>>>);
+  EXPECT_TRUE((serializable_v<std::map<std::string, std::vector<other::Account>>>));
+  EXPECT_TRUE((serializable_v<std::optional<std::variant<int, user::Mesh>>>));
+  EXPECT_TRUE(serializable_v<std::vector<bool>>);
+  EXPECT_TRUE(serializable_v<user::Vec3>);  // raw
+}
+
+struct Opaque {  // a std::string member makes it not raw, and it has no serialize
+  std::string text;
+};
+struct HasOtherMember {  // a member of another name is not a serialize
+  std::string text;
+  void save_to(std::string&) const {}
+};
+
+TEST(SerdeUserTypes, TheCompileTimeCheckNamesTheTypeWithoutSerializeInsideContainers) {
+  using detail::first_unserializable_t;
+  using detail::serializable_v;
+  EXPECT_FALSE(serializable_v<Opaque>);
+  EXPECT_FALSE(serializable_v<HasOtherMember>);
+  EXPECT_FALSE(serializable_v<std::vector<Opaque>>);
+  EXPECT_TRUE((std::is_same_v<first_unserializable_t<Opaque>, Opaque>));
+  EXPECT_TRUE(
+      (std::is_same_v<first_unserializable_t<std::map<int, std::tuple<int, Opaque>>>, Opaque>));
+  EXPECT_TRUE(
+      (std::is_same_v<first_unserializable_t<std::pair<std::vector<HasOtherMember>, Opaque>>,
+                      HasOtherMember>));
+  EXPECT_TRUE((std::is_same_v<first_unserializable_t<std::optional<const Opaque>>, Opaque>));
+  EXPECT_TRUE((std::is_void_v<first_unserializable_t<std::vector<user::Particle>>>));
 }
 
 }  // namespace
