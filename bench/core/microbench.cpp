@@ -207,6 +207,16 @@ int main(int argc, char** argv) {
       rep.compare("single_client_tasks_async", async, "per_s", "target 1e6/s", 1e6);
       allocs.push_back({"tasks_async", weft::bench::alloc_count() - c0, n});
 
+      // The same batch collected with one weft::get of the whole list (wait_some's scan).
+      double async_list = rate(n, [&] {
+        std::vector<weft::ObjectRef<int>> refs;
+        refs.reserve(n);
+        for (int i = 0; i < n; ++i) refs.push_back(weft::task(ident).remote(i));
+        if (weft::get(refs).size() != refs.size()) std::abort();
+      });
+      rep.compare("tasks_async_get_of_list", async_list, "per_s", "single_client_tasks_async",
+                  async);
+
       double same_rank = rate(n, [&] {
         std::vector<weft::ObjectRef<void>> refs;
         refs.reserve(n);

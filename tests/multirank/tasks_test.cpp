@@ -180,6 +180,25 @@ TEST(Tasks, WaitReturnsPartialReadiness) {
   EXPECT_THROW(weft::wait(std::vector{fast}, 2), weft::Error);
 }
 
+// wait_some's scan (api.cpp): a prefix that only moves forward, plus passes over the rest for
+// refs done out of order. Here the first ref is the slow one, so the prefix stays at 0 and the
+// 299 ready ones must be counted by those passes; then a get of the whole list keeps its order.
+// The slow one holds no CPU slot, so that on one rank too the others do not queue behind it.
+TEST(Tasks, WaitCountsRefsThatFinishBeforeAnEarlierSlowOne) {
+  std::vector<weft::ObjectRef<int>> refs{
+      weft::task(sleep_ms).options({.num_cpus = 0}).remote(2000)};
+  for (int i = 0; i < 299; ++i) refs.push_back(weft::task(add).remote(i, 0));
+  auto [ready, pending] = weft::wait(refs, 299, std::chrono::milliseconds(1500));
+  ASSERT_EQ(ready.size(), 299u);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0], refs[0]);
+  for (int i = 0; i < 299; ++i) EXPECT_EQ(ready[i].get(), i);
+  std::vector<int> all = weft::get(refs);
+  ASSERT_EQ(all.size(), 300u);
+  EXPECT_EQ(all[0], 2000);
+  for (int i = 1; i < 300; ++i) EXPECT_EQ(all[i], i - 1);
+}
+
 TEST(Tasks, InfeasibleRequestFailsFastNamingTheResource) {
   auto t0 = std::chrono::steady_clock::now();
   auto r = weft::task(add).options({.num_cpus = 1000}).remote(1, 2);
