@@ -50,7 +50,7 @@ else
     if [[ "$sanitize" == *thread* ]]; then
       ctest_args=(-R '^[A-Z][A-Za-z0-9_]*[.]')  # GoogleTest names: Suite.Case
     else
-      ctest_args=(-LE 'slurm|hosts|launchers|gpu')
+      ctest_args=(-LE 'slurm|hosts|launchers|gpu|soak')  # the soak: in the plain pass
     fi
   fi
 fi
