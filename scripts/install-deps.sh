@@ -8,6 +8,10 @@ pkgs=(build-essential cmake pkg-config
       nlohmann-json3-dev libcli11-dev
       slurm-wlm munge libpmix-dev
       iproute2 iputils-ping python3)
+# `install-deps.sh fuzz`: also clang and its runtimes (libFuzzer), for tests/fuzz/run_fuzz.sh.
+if [[ "${1:-}" == "fuzz" ]]; then
+  pkgs+=(clang libclang-rt-14-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
