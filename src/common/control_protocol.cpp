@@ -12,7 +12,9 @@ ParseResult fail(std::string code, std::string error) {
 
 }  // namespace
 
-bool known_command(std::string_view command) { return command == "ping" || command == "snapshot"; }
+bool known_command(std::string_view command) {
+  return command == "ping" || command == "snapshot" || command == "metrics";
+}
 
 bool same_token(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -22,8 +22,9 @@ inline constexpr size_t kTokenHexChars = 64;           // 32 random bytes
 inline constexpr const char* kSocketName = "control.sock";
 inline constexpr const char* kTokenName = "control.token";
 
-// The commands rank 0 answers: "ping" (is the job there?) and "snapshot" (its state: what
-// `weft status`, `list` and `metrics` show).
+// The commands rank 0 answers: "ping" (is the job there?), "snapshot" (its state: what
+// `weft status` and `list` show) and "metrics" (the same without the list of every object rank 0
+// knows, which is most of a busy job's snapshot: what `weft metrics` shows, cheap to scrape).
 bool known_command(std::string_view command);
 
 struct Request {

@@ -68,7 +68,10 @@ void EventLoop::keep_life(const PendingCall& call) {
 }
 
 void EventLoop::restart_actors_on(int rank, const std::string& reason) {
-  for (auto& [id, life] : lives_) {
+  for (auto& entry : lives_) {
+    // Named, not a structured binding: the lambda below captures them (clang 14 cannot).
+    const auto& id = entry.first;
+    auto& life = entry.second;
     if (life.dead || life.rank != rank) continue;
     const PendingCall& spec = *life.spec;
     const std::string cls = detail::class_name(spec.fn_id);

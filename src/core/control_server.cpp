@@ -199,10 +199,11 @@ std::string ControlServer::reply_to(const std::string& request) {
   EventLoop* loop = loop_.load(std::memory_order_acquire);
   if (!loop) return control::error_reply("busy", "the job is starting or ending; try again");
   auto pending = std::make_shared<Pending>();
-  loop->post([pending](EventLoop& l) {
+  const bool objects = r.request->command != "metrics";
+  loop->post([pending, objects](EventLoop& l) {
     std::string out;
     try {
-      out = control::ok_reply(l.job_snapshot());
+      out = control::ok_reply(l.job_snapshot(objects));
     } catch (const std::exception& e) {
       out = control::error_reply("internal",
                                  std::string("rank 0 could not describe the job: ") + e.what());

@@ -233,8 +233,9 @@ class EventLoop : public net::MessageSink {
   // call to an actor), or "" when it is not producing it now (submitter.cpp).
   std::string describe_producer(const ObjectId& id) const;
   // What `weft status`, `list` and `metrics` show, as this rank knows it (job_state_snapshot.cpp;
-  // the control socket posts it on rank 0).
-  nlohmann::json job_snapshot();
+  // the control socket posts it on rank 0). Without `objects`, the per-object list is left out
+  // (its count stays in the metrics): the "metrics" command, scraped often.
+  nlohmann::json job_snapshot(bool objects = true);
   // The repeats RepeatedWarnings counted, one line per text (submitter.cpp): every 10 s at most,
   // and once more when the loop ends.
   void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);

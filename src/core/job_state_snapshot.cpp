@@ -74,7 +74,7 @@ json resource_reason(const sched::ResourceSet& need, const sched::ResourceSet& t
 
 }  // namespace
 
-nlohmann::json EventLoop::job_snapshot() {
+nlohmann::json EventLoop::job_snapshot(bool with_objects) {
   json j;
   j["rank"] = rank_;
   // --- ranks, nodes, hosts ---
@@ -236,27 +236,27 @@ nlohmann::json EventLoop::job_snapshot() {
   }
   j["actors"] = std::move(actors);
 
-  // --- objects this rank knows (owns or borrows) ---
-  json objects = json::array();
-  size_t stored = 0;
-  for (const StatePtr& s : objects_.collect([](const detail::ObjectState&) { return true; })) {
-    json o = {{"id", s->id.str()}, {"owner", s->id.owner}, {"status", status_name(s->status())}};
-    if (s->done() && s->payload) {
-      o["size"] = s->payload->size();
-      if (auto* sp = dynamic_cast<const StorePayload*>(s->payload.get())) {
-        o["where"] = "store";
-        o["locations"] = json::array({sp->holder()});
-        o["pinned_here"] = sp->pinned();
-        ++stored;
-      } else {
-        o["where"] = "inline";
-        o["locations"] = json::array({s->id.owner});
+  // --- objects this rank knows (owns or borrows); not for "metrics" ---
+  if (with_objects) {
+    json objects = json::array();
+    for (const StatePtr& s : objects_.collect([](const detail::ObjectState&) { return true; })) {
+      json o = {{"id", s->id.str()}, {"owner", s->id.owner}, {"status", status_name(s->status())}};
+      if (s->done() && s->payload) {
+        o["size"] = s->payload->size();
+        if (auto* sp = dynamic_cast<const StorePayload*>(s->payload.get())) {
+          o["where"] = "store";
+          o["locations"] = json::array({sp->holder()});
+          o["pinned_here"] = sp->pinned();
+        } else {
+          o["where"] = "inline";
+          o["locations"] = json::array({s->id.owner});
+        }
       }
+      if (s->status() == detail::ObjectStatus::kFailed) o["error"] = s->error().message;
+      objects.push_back(std::move(o));
     }
-    if (s->status() == detail::ObjectStatus::kFailed) o["error"] = s->error().message;
-    objects.push_back(std::move(o));
+    j["objects"] = std::move(objects);
   }
-  j["objects"] = std::move(objects);
 
   // --- figures for weft metrics ---
   const net::TransportStats ts = transport_.stats();

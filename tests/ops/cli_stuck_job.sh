@@ -63,6 +63,8 @@ for k in wrong_token malformed oversize bad_version unknown_command silent; do
 done
 [ "$(python3 "$HERE/control_request.py" "$SESS" good)" = ok ] && pass "after them a good request is answered" \
   || fail "good request after the bad ones"
+[ "$(python3 "$HERE/control_request.py" "$SESS" metrics)" = ok ] \
+  && pass "a metrics request has the figures and no per-object list" || fail "metrics request"
 "$WEFT" status --session "$SESS" > /dev/null && pass "--session DIR" || fail "--session DIR"
 "$WEFT" status --job "$(basename "$SESS" | sed 's/.*-//')" > /dev/null && pass "--job PID" || fail "--job PID"
 "$WEFT" status --job 1 > /dev/null 2> "$M/nojob.err"; expect_in "$M/nojob.err" "no running Weft job with job id or rank-0 PID 1" "--job of no job says so"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """control_request.py SESSION_DIR KIND — sends one raw request of KIND to a job's control socket
-and prints the reply's "code" (or "ok"). KIND: good, wrong_token, malformed, oversize,
-bad_version, unknown_command, silent (connects, sends half a line, never finishes)."""
+and prints the reply's "code" (or "ok"). KIND: good, metrics, wrong_token, malformed, oversize,
+bad_version, unknown_command, silent (connects, sends half a line, never finishes). For good and
+metrics, "ok" also needs the reply's shape: a snapshot lists the objects, metrics leaves them out
+and keeps the figures."""
 import json
 import socket
 import sys
@@ -10,6 +12,7 @@ sess, kind = sys.argv[1], sys.argv[2]
 token = open(sess + "/control.token").read().strip()
 req = {
     "good": json.dumps({"version": 1, "token": token, "command": "snapshot"}) + "\n",
+    "metrics": json.dumps({"version": 1, "token": token, "command": "metrics"}) + "\n",
     "wrong_token": json.dumps({"version": 1, "token": "0" * 64, "command": "snapshot"}) + "\n",
     "malformed": '{"version": 1, "token": \n',
     "oversize": json.dumps({"version": 1, "token": token, "command": "snapshot",
@@ -35,6 +38,10 @@ while True:
     data += chunk
 reply = json.loads(data)
 assert reply["version"] == 1, reply
+if reply["ok"] and kind in ("good", "metrics"):
+    result = reply["result"]
+    assert "metrics" in result and "objects_known" in result["metrics"], result.keys()
+    assert ("objects" in result) == (kind == "good"), (kind, sorted(result.keys()))
 print("ok" if reply["ok"] else reply["code"])
 if not reply["ok"]:
     print(reply["error"], file=sys.stderr)

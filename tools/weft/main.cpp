@@ -33,9 +33,10 @@ void add_target(CLI::App* c, Target& t) {
       ->check(CLI::PositiveNumber);
 }
 
-json snapshot(const Target& t, SessionInfo* info) {
+// `command`: "snapshot" (everything), or "metrics" (without the per-object list).
+json snapshot(const Target& t, SessionInfo* info, const char* command = "snapshot") {
   *info = pick_session(default_root(), t.session, t.job);
-  return call(info->dir, "snapshot", std::chrono::milliseconds(t.timeout_ms));
+  return call(info->dir, command, std::chrono::milliseconds(t.timeout_ms));
 }
 
 }  // namespace
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
       const json rows = filter_rows(list_rows(snapshot(target, &info), kind), f, limit);
       std::cout << (as_json ? rows.dump(2) + "\n" : render_rows(rows));
     } else if (metrics->parsed()) {
-      const json j = snapshot(target, &info);
+      const json j = snapshot(target, &info, "metrics");
       std::cout << (as_json ? j["metrics"].dump(2) + "\n" : prometheus_text(j));
     } else if (clean->parsed()) {
       json removed = json::array();

@@ -17,7 +17,7 @@ std::string code_of(std::string_view text) {
 }
 
 TEST(ControlRequest, AcceptsWhatTheCliSends) {
-  for (const char* c : {"ping", "snapshot"}) {
+  for (const char* c : {"ping", "snapshot", "metrics"}) {
     ParseResult r = parse_request(encode_request({c}, kToken), kToken);
     ASSERT_TRUE(r.request) << r.error;
     EXPECT_EQ(r.request->command, c);
