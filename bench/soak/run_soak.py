@@ -10,9 +10,9 @@ While the job runs it records, once per --sample-s:
 It writes those samples to a CSV, draws them into a PNG (matplotlib, when it is installed), and
 passes only when:
   * the soak's own answer is right (soak-result ok=1) and mpirun exited 0;
-  * RSS is flat after warm-up: per rank, the mean private RSS (VmRSS - RssShmem) of the last
-    quarter of the workload's samples is less than --rss-growth (5 %) above the mean of its first
-    quarter, after --warmup-s. The shared part is printed beside it, not judged: shared pages
+  * RSS is flat after warm-up (--warmup-s or the first quarter of the workload, whichever is
+    longer): per rank, the mean private RSS (VmRSS - RssShmem) of the last quarter of the
+    samples after it is less than --rss-growth (5 %) above the mean of their first quarter. The shared part is printed beside it, not judged: shared pages
     count once first touched, so it climbs until the store and rings have each been used once;
   * the node store and the object table are back at the end: the idle samples after the
     workload equal those before it (store objects and bytes, objects_known, inline bytes).
@@ -67,7 +67,9 @@ def main():
     ap.add_argument("--object-kib", type=int, default=1024)
     ap.add_argument("--sample-s", type=float, default=1.0)
     ap.add_argument("--warmup-s", type=float, default=10.0,
-                    help="samples this long after the workload began are warm-up")
+                    help="samples this long after the workload began are warm-up (or the "
+                         "first --warmup-fraction of the workload, whichever is longer)")
+    ap.add_argument("--warmup-fraction", type=float, default=0.25)
     ap.add_argument("--rss-growth", type=float, default=0.05)
     ap.add_argument("--out", default="soak", help="prefix of the .csv and .png it writes")
     ap.add_argument("--timeout-s", type=float, default=3600)
@@ -143,6 +145,9 @@ def main():
         failures.append("the soak printed no begin/end phase lines")
         begin, end = 0.0, time.monotonic() - t0
 
+    warmup = max(args.warmup_s, args.warmup_fraction * (end - begin))
+    print(f"warm-up: the first {warmup:.1f} s of the {end - begin:.1f} s workload")
+
     # The CSV: one row per metrics sample, with each rank's latest RSS at that time.
     ranks = sorted({x[1] for x in rss})
     rows = []
@@ -168,7 +173,7 @@ def main():
     print(f"\n{'rank':>4} {'private RSS, first quarter':>27} {'last quarter':>13} {'growth':>8}"
           f" {'shared RSS, first':>18} {'last':>9} {'heap in use, first':>19} {'last':>9}")
     for r in ranks:
-        xs = [x for x in rss if x[1] == r and begin + args.warmup_s <= x[0] <= end]
+        xs = [x for x in rss if x[1] == r and begin + warmup <= x[0] <= end]
         if len(xs) < 8:
             failures.append(f"rank {r}: only {len(xs)} RSS samples after warm-up "
                             f"(run longer, or lower --warmup-s)")
