@@ -82,9 +82,12 @@ class Driving {
 // running queued jobs when it is a pool thread, yielding between turns for loop_yield_us. Then
 // it hands the loop back and parks on the completion sequence.
 // `awaited`: the one object waited for, whose task may then run on this thread (loop_turns.cpp).
+// `recheck`: for a pred that may answer false while it is true (wait_some's throttled pass), the
+// longest it parks before asking again; 0 when pred is exact (parked until a completion).
 template <class Pred>
 bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
-                 const ObjectId* awaited = nullptr) {
+                 const ObjectId* awaited = nullptr,
+                 std::chrono::microseconds recheck = std::chrono::microseconds(0)) {
   if (pred()) return true;
   const bool in_pool = core::current_exec() != nullptr;
   const auto start = Clock::now();
@@ -120,6 +123,7 @@ bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
     if (l.stopped()) throw Error("the Weft runtime stopped while this thread was waiting");
     if (in_pool && l.pool().help_one()) continue;
     auto cap = in_pool ? Clock::now() + std::chrono::microseconds(200) : deadline;
+    if (recheck.count() > 0) cap = std::min(cap, Clock::now() + recheck);
     l.completions().park(seen, std::min(cap, deadline));
   }
 }
@@ -227,8 +231,11 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
   // a pass over every ref each time would make waiting for n refs O(n^2) (5,000 refs took 3 s).
   // Refs complete mostly in submission order: a prefix that only moves forward is O(n) over the
   // whole wait and alone decides "all of them"; refs done out of order are counted by a pass over
-  // the rest at most once per kRescan.
+  // the rest at most once per kRescan. A pass that the throttle skipped may have been the one
+  // to find the last ref needed, so a parked waiter asks again after kRecheck, not only at the
+  // next completion (which may never come). get of a list needs no pass and is never throttled.
   constexpr auto kRescan = std::chrono::microseconds(50);
+  constexpr auto kRecheck = std::chrono::microseconds(1000);
   const size_t n = states.size();
   size_t prefix = 0, count = 0;
   auto last_pass = Clock::now() - kRescan;
@@ -252,7 +259,10 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
     }
     return count >= num_returns;
   };
-  if (!enough()) block_until(l, enough, deadline_of(timeout));
+  if (!enough()) {
+    block_until(l, enough, deadline_of(timeout), nullptr,
+                num_returns == n ? std::chrono::microseconds(0) : kRecheck);
+  }
   for (size_t i = 0; i < states.size(); ++i) done[i] = states[i]->done();
   return done;
 }
