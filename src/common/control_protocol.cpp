@@ -100,19 +100,26 @@ Reply parse_reply(std::string_view text) {
               " bytes); is the session directory a Weft job's?";
     return r;
   }
-  if (j.value("version", 0) != kVersion) {
+  // Typed reads only: a "version" of 3e57 read as an int is undefined behaviour, and a "code"
+  // that is not a string makes nlohmann's value() throw (both found by fuzz.control_request).
+  const auto v = j.find("version");
+  if (v == j.end() || !v->is_number_integer() || v->get<int64_t>() != kVersion) {
     r.code = "bad_version";
     r.error = "the job answers with control version " +
-              j.value("version", nlohmann::json()).dump() + ", this weft CLI speaks " +
+              (v == j.end() ? std::string("(none)") : v->dump()) + ", this weft CLI speaks " +
               std::to_string(kVersion);
     return r;
   }
+  auto text_of = [&j](const char* key, const char* otherwise) {
+    const auto f = j.find(key);
+    return f != j.end() && f->is_string() ? f->get<std::string>() : std::string(otherwise);
+  };
   r.ok = j["ok"].get<bool>();
   if (r.ok) {
     r.result = j.value("result", nlohmann::json::object());
   } else {
-    r.code = j.value("code", "error");
-    r.error = j.value("error", "");
+    r.code = text_of("code", "error");
+    r.error = text_of("error", "");
   }
   return r;
 }

@@ -110,6 +110,20 @@ TEST(ControlReply, RoundTripsOkAndErrors) {
   EXPECT_EQ(parse_reply("{\"version\":9,\"ok\":true}").code, "bad_version");
 }
 
+// Found by fuzz.control_request (corpus crash-reply_version_out_of_int_range): a version that is
+// a number but no int was read as one (undefined behaviour), and fields of the wrong type threw.
+TEST(ControlReply, FieldsOfTheWrongTypeAreABadReplyNotUndefinedBehaviour) {
+  EXPECT_EQ(parse_reply("{\"ok\":true,\"version\":2888888888888888888888888888888888}").code,
+            "bad_version");
+  EXPECT_EQ(parse_reply("{\"ok\":true,\"version\":1.5}").code, "bad_version");
+  EXPECT_EQ(parse_reply("{\"ok\":true,\"version\":\"1\"}").code, "bad_version");
+  EXPECT_EQ(parse_reply("{\"ok\":true}").code, "bad_version");
+  Reply r = parse_reply("{\"ok\":false,\"version\":1,\"code\":7,\"error\":[1]}");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, "error");
+  EXPECT_EQ(r.error, "");
+}
+
 TEST(ControlReply, InvalidUtf8InAMessageIsReplacedNotThrown) {
   Reply r = parse_reply(error_reply("internal", std::string("bad \xff\xfe bytes")));
   EXPECT_EQ(r.code, "internal");
