@@ -1,6 +1,8 @@
 #include "common/session_dir.hpp"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -83,6 +85,39 @@ std::filesystem::path sessions_root(const EnvLookup& env, const std::string& set
   return "/tmp";
 }
 
+namespace {
+
+// Whether something accepts connections on the Unix socket at `path` (a live job's control
+// socket). A path too long for sockaddr_un cannot be asked: counted as answering.
+bool socket_answers(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string p = path.string();
+  if (p.size() >= sizeof addr.sun_path) return true;
+  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A session folder that a dead job left under the name this process is about to take: its name
+// carries this process's PID, and a PID names one live process at a time, so the job that made
+// it has ended without cleaning up (killed). It must be this user's, private, and nothing may
+// answer on its control socket (which rules out a live job of another PID namespace).
+bool left_by_a_dead_job(const std::filesystem::path& dir) {
+  const auto name = parse_session_dir_name(dir.filename().string());
+  if (!name || name->pid != static_cast<int64_t>(::getpid())) return false;
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0)
+    return false;
+  return !socket_answers(dir / "control.sock");
+}
+
+}  // namespace
+
 void make_private_dir(const std::filesystem::path& dir, bool exclusive) {
   if (::mkdir(dir.c_str(), 0700) == 0) {
     ::chmod(dir.c_str(), 0700);  // the umask may have taken bits off, never added any
@@ -97,6 +132,14 @@ void make_private_dir(const std::filesystem::path& dir, bool exclusive) {
     throw SessionDirError("the session directory " + dir.string() +
                           " exists but is not a folder of this user with mode 0700: remove it, "
                           "or set session_dir (WEFT_SESSION_DIR) to a folder of your own");
+  }
+  if (err == EEXIST && left_by_a_dead_job(dir)) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (!ec && ::mkdir(dir.c_str(), 0700) == 0) {
+      ::chmod(dir.c_str(), 0700);
+      return;
+    }
   }
   if (err == EEXIST) {
     throw SessionDirError("the session directory " + dir.string() +

@@ -1,10 +1,15 @@
 #include "common/session_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "weft/errors.hpp"
@@ -109,6 +114,34 @@ TEST_F(PrivateDir, AnExistingFolderIsAnotherJobsWhenExclusive) {
     EXPECT_NE(std::string(e.what()).find("weft clean"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(make_private_dir(root_ / "s", false));  // another node of this host
+}
+
+// A killed job leaves its folder; a later process that gets the same PID (and launcher id) names
+// its own folder the same. Nothing serves its control socket, so it is taken over, emptied.
+// A folder whose socket answers is a live job's (another PID namespace): refused as before.
+TEST_F(PrivateDir, AFolderADeadJobLeftUnderThisProcesssNameIsTakenOver) {
+  const auto dir = root_ / ("weft-mpirun-77-" + std::to_string(::getpid()));
+  make_private_dir(dir, true);
+  { std::ofstream(dir / "control.token") << "old"; }
+  std::filesystem::create_directory(dir / "node0");
+  EXPECT_NO_THROW(make_private_dir(dir, true));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string sock = (dir / "control.sock").string();
+  ASSERT_LT(sock.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  EXPECT_THROW(make_private_dir(dir, true), SessionDirError);
+  ::close(fd);
+
+  // Another PID in the name: not this process's, so never taken over.
+  const auto other = root_ / ("weft-mpirun-77-" + std::to_string(::getpid() + 1));
+  make_private_dir(other, true);
+  EXPECT_THROW(make_private_dir(other, true), SessionDirError);
 }
 
 TEST_F(PrivateDir, AnOpenFolderIsRefusedEvenWhenShared) {
