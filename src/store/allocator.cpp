@@ -35,7 +35,8 @@ uint64_t Allocator::off_of(const Block* b) const {
 }
 
 uint64_t Allocator::block_bytes(uint64_t bytes) {
-  uint64_t payload = bytes == 0 ? kBlockAlign : (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
+  const uint64_t with_lead = bytes + kPayloadLead;
+  const uint64_t payload = (with_lead + kBlockAlign - 1) & ~(kBlockAlign - 1);
   return payload + kBlockHeader;
 }
 
@@ -84,14 +85,26 @@ void Allocator::set_next_prev_size(Block* b) {
 std::optional<uint64_t> Allocator::allocate(uint64_t bytes) {
   const uint64_t need = block_bytes(bytes);
   if (need > st_->region_size) return std::nullopt;
+  // A large payload asks for a block with room to start it kPayloadLead past a page
+  // (allocator.hpp): up to a page plus a leading free block more. Where none has that room, it goes
+  // anywhere.
+  if (bytes >= kPagePlacedBytes) {
+    if (auto off = allocate_block(need + kPlacementPage + kMinBlock, need)) return off;
+  }
+  return allocate_block(need, need);
+}
+
+std::optional<uint64_t> Allocator::allocate_block(uint64_t search, uint64_t need) {
+  if (search > st_->region_size) return std::nullopt;
+  const bool page_placed = search > need;
   Block* best = nullptr;
-  const int bin = bin_of(need);
+  const int bin = bin_of(search);
   int scanned = 0;
   for (uint64_t off = st_->bins[bin]; off != 0 && scanned < kMaxBinScan; ++scanned) {
     Block* b = at(off);
-    if (b->size >= need && (best == nullptr || b->size < best->size)) {
+    if (b->size >= search && (best == nullptr || b->size < best->size)) {
       best = b;
-      if (b->size == need) break;
+      if (b->size == search) break;
     }
     off = b->next_free;
   }
@@ -102,6 +115,24 @@ std::optional<uint64_t> Allocator::allocate(uint64_t bytes) {
     best = at(st_->bins[std::countr_zero(higher)]);
   }
   unlink_free(best);
+  if (page_placed) {
+    // Move the start so that the payload lands kPayloadLead past a page; the bytes before it
+    // become a free block of their own (at least kMinBlock, so a page more when the gap is small).
+    const uint64_t start = off_of(best);
+    uint64_t gap = (kPlacementPage + kPayloadLead - (start + kPayloadOffset) % kPlacementPage) %
+                   kPlacementPage;
+    if (gap != 0 && gap < kMinBlock) gap += kPlacementPage;
+    if (gap != 0) {
+      Block* b = at(start + gap);
+      *b = Block{};
+      b->size = best->size - gap;
+      b->prev_size = gap;
+      best->size = gap;
+      set_next_prev_size(b);
+      push_free(best);
+      best = b;
+    }
+  }
   if (best->size - need >= kMinBlock) {
     Block* rest = at(off_of(best) + need);
     *rest = Block{};
@@ -113,11 +144,11 @@ std::optional<uint64_t> Allocator::allocate(uint64_t bytes) {
   }
   best->magic = kMagicUsed;
   st_->used += best->size;
-  return off_of(best) + kBlockHeader;
+  return off_of(best) + kPayloadOffset;
 }
 
 void Allocator::free(uint64_t payload_offset) {
-  Block* b = at(payload_offset - kBlockHeader);
+  Block* b = at(payload_offset - kPayloadOffset);
   WEFT_CHECK(b->magic == kMagicUsed)
       << "store allocator: free of a block that is not in use at " << payload_offset;
   st_->used -= b->size;
@@ -150,7 +181,7 @@ uint64_t Allocator::largest_free() const {
   for (uint64_t off = st_->bins[top]; off != 0; off = at(off)->next_free) {
     best = std::max(best, at(off)->size);
   }
-  return best > kBlockHeader ? best - kBlockHeader : 0;
+  return best > kPayloadOffset ? best - kPayloadOffset : 0;
 }
 
 bool Allocator::rebuild() {
@@ -194,7 +225,7 @@ bool Allocator::rebuild() {
 std::vector<uint64_t> Allocator::used_payloads() const {
   std::vector<uint64_t> out;
   for (uint64_t off = st_->region_offset; off < region_end(); off += at(off)->size) {
-    if (at(off)->magic == kMagicUsed) out.push_back(off + kBlockHeader);
+    if (at(off)->magic == kMagicUsed) out.push_back(off + kPayloadOffset);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/allocator.hpp"
 #include "store_test_util.hpp"
 #include "weft/errors.hpp"
 
@@ -26,7 +27,7 @@ TEST(NodeStore, GetIsZeroCopyInsideTheSegment) {
   EXPECT_GE(v->data(), base);
   EXPECT_LE(v->data() + v->size(), base + s->segment_size());
   EXPECT_EQ(s->offset_of(*v), size_t(v->data() - base));
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(v->data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v->data()) % 64, kPayloadLead);  // allocator.hpp
   EXPECT_EQ(check_pattern(v->bytes(), 1), -1);
   auto v2 = s->get(oid(1));
   EXPECT_EQ(v2->data(), v->data());
