@@ -258,7 +258,7 @@ def main():
         for line in log[-20:]:
             print("  | " + line)
         sys.exit(1)
-    print("\nrun_soak.py: PASS: private RSS flat after warm-up; store and object table back to "
+    print("\nrun_soak.py: PASS: private RSS within its bound after warm-up; store and object table back to "
           "their starting counts")
 
 
