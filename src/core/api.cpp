@@ -232,8 +232,9 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
   // Refs complete mostly in submission order: a prefix that only moves forward is O(n) over the
   // whole wait and alone decides "all of them"; refs done out of order are counted by a pass over
   // the rest at most once per kRescan. A pass that the throttle skipped may have been the one
-  // to find the last ref needed, so a parked waiter asks again after kRecheck, not only at the
-  // next completion (which may never come). get of a list needs no pass and is never throttled.
+  // to find the last ref needed, so a parked waiter asks again after kRecheck rather than at the
+  // next completion, which may never come (the park's own 50 ms bound would then be the delay).
+  // get of a list needs no pass and is never throttled.
   constexpr auto kRescan = std::chrono::microseconds(50);
   constexpr auto kRecheck = std::chrono::microseconds(1000);
   const size_t n = states.size();
