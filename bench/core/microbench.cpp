@@ -15,8 +15,12 @@
 #include <cstring>
 #include <numeric>
 
+#include <algorithm>
+#include <set>
+
 #include "alloc_counter.hpp"
 #include "bench_util.hpp"
+#include "common/timeline.hpp"
 #include "mpi_baseline.hpp"
 
 using weft::bench::Clock;
@@ -34,6 +38,11 @@ volatile int callgrind_window_state = 0;
 [[gnu::noinline]] void callgrind_window_begin() { callgrind_window_state = 1; }
 [[gnu::noinline]] void callgrind_window_end() { callgrind_window_state = 2; }
 int ident(int x) { return x; }
+// Switches this rank's timeline recording (common/timeline.hpp); answers the rank it ran on.
+int set_timeline(bool on) {
+  weft::timeline::configure(on, 16384);
+  return weft::rank();
+}
 // A client task: submits n no-ops from whatever rank it runs on and waits for them.
 int client(int n) {
   std::vector<weft::ObjectRef<void>> refs;
@@ -62,6 +71,7 @@ int actor_client(weft::ActorHandle<Echo> a, int n) {
 
 WEFT_REMOTE(noop);
 WEFT_REMOTE(ident);
+WEFT_REMOTE(set_timeline);
 WEFT_REMOTE(client);
 WEFT_ACTOR(Echo);
 WEFT_REMOTE(&Echo::ping);
@@ -206,6 +216,39 @@ int main(int argc, char** argv) {
       });
       rep.compare("single_client_tasks_async", async, "per_s", "target 1e6/s", 1e6);
       allocs.push_back({"tasks_async", weft::bench::alloc_count() - c0, n});
+
+      // What recording the timeline costs (issue #11: under 5 % of the task rate): the same
+      // async batch with recording off and on, on every rank, interleaved, medians of 3 each.
+      auto timeline_everywhere = [&](bool on) {
+        std::set<int> done;
+        weft::TaskOptions spread{.scheduling_strategy = weft::SpreadStrategy{}};
+        for (int round = 0; round < 20 && static_cast<int>(done.size()) < world; ++round) {
+          std::vector<weft::ObjectRef<int>> refs;
+          for (int r = 0; r < world; ++r)
+            refs.push_back(weft::task(set_timeline).options(spread).remote(on));
+          for (int r : weft::get(refs)) done.insert(r);
+        }
+        weft::timeline::configure(on, 16384);
+        if (static_cast<int>(done.size()) < world) std::abort();
+      };
+      std::vector<double> rec_off, rec_on;
+      for (int round = 0; round < 3; ++round) {
+        for (bool on : {false, true}) {
+          timeline_everywhere(on);
+          const double r = rate(n, [&] {
+            std::vector<weft::ObjectRef<void>> refs;
+            refs.reserve(n);
+            for (int i = 0; i < n; ++i) refs.push_back(weft::task(noop).remote());
+            for (auto& ref : refs) ref.get();
+          });
+          (on ? rec_on : rec_off).push_back(r);
+        }
+      }
+      timeline_everywhere(true);
+      std::sort(rec_off.begin(), rec_off.end());
+      std::sort(rec_on.begin(), rec_on.end());
+      rep.compare("tasks_async_timeline_on", rec_on[1], "per_s", "tasks_async_timeline_off",
+                  rec_off[1]);
 
       // The same batch collected with one weft::get of the whole list (wait_some's scan).
       double async_list = rate(n, [&] {

@@ -13,7 +13,8 @@ ParseResult fail(std::string code, std::string error) {
 }  // namespace
 
 bool known_command(std::string_view command) {
-  return command == "ping" || command == "snapshot" || command == "metrics";
+  return command == "ping" || command == "snapshot" || command == "metrics" ||
+         command == "timeline";
 }
 
 bool same_token(std::string_view a, std::string_view b) {
@@ -60,13 +61,14 @@ ParseResult parse_request(std::string_view text, std::string_view token) {
   }
   const auto c = j.find("command");
   if (c == j.end() || !c->is_string()) {
-    return fail("malformed", "the request has no string \"command\" field (ping or snapshot)");
+    return fail("malformed", "the request has no string \"command\" field (ping, snapshot, metrics or "
+                "timeline)");
   }
   const std::string& command = c->get_ref<const std::string&>();
   if (!known_command(command)) {
     return fail("unknown_command", "unknown command \"" + command.substr(0, 64) +
-                                       "\": this job answers ping and "
-                                       "snapshot");
+                                       "\": this job answers ping, snapshot, "
+                                       "metrics and timeline");
   }
   ParseResult r;
   r.request = Request{command};

@@ -1,6 +1,9 @@
 #include "common/log.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -21,6 +24,7 @@ std::atomic<int>& level_ref() {
   return lvl;
 }
 std::atomic<int> g_rank{-1};
+std::atomic<int> g_file{-1};  // the log file's descriptor, -1 without one
 
 const auto g_start = std::chrono::steady_clock::now();
 
@@ -38,6 +42,23 @@ const char* level_tag(Level l) {
 }  // namespace
 
 Level level() { return static_cast<Level>(level_ref().load(std::memory_order_relaxed)); }
+Level effective_level() {
+  const int l = level_ref().load(std::memory_order_relaxed);
+  return static_cast<Level>(g_file.load(std::memory_order_relaxed) >= 0
+                                ? std::max(l, static_cast<int>(Level::kInfo))
+                                : l);
+}
+
+bool open_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  g_file.store(fd);
+  return true;
+}
+
+// The descriptor stays open: another thread may be writing a line to it this very moment, and
+// a closed number could be reused for some other file. One descriptor per runtime started.
+void close_file() { g_file.store(-1); }
 void set_level(Level l) { level_ref().store(static_cast<int>(l), std::memory_order_relaxed); }
 void set_rank(int r) { g_rank.store(r, std::memory_order_relaxed); }
 int rank() { return g_rank.load(std::memory_order_relaxed); }
@@ -67,9 +88,15 @@ Line::Line(Level l, const char* file, int line) : level_(l) {
 Line::~Line() {
   os_ << '\n';
   std::string s = os_.str();
-  // One write per line; a short write to stderr is not worth retrying in a logger.
-  ssize_t ignored = ::write(2, s.data(), s.size());
-  (void)ignored;
+  // One write per line; a short write is not worth retrying in a logger.
+  if (static_cast<int>(level_) <= static_cast<int>(level())) {
+    ssize_t ignored = ::write(2, s.data(), s.size());
+    (void)ignored;
+  }
+  if (const int fd = g_file.load(std::memory_order_relaxed); fd >= 0) {
+    ssize_t ignored = ::write(fd, s.data(), s.size());
+    (void)ignored;
+  }
 }
 
 }  // namespace weft::log

@@ -20,7 +20,17 @@ bool parse_level(const std::string& s, Level* out);
 void set_rank(int rank);
 int rank();
 
-inline bool enabled(Level l) { return static_cast<int>(l) <= static_cast<int>(level()); }
+// The rank's log file (the session directory's logs/rank-<r>.log, for `weft logs`): from now
+// on every line also goes there, and lines down to info do even when stderr shows fewer.
+// False (and nothing changes) when it cannot be opened. close_file() stops writing there.
+bool open_file(const std::string& path);
+void close_file();
+// The most verbose level anything prints: stderr's, or info while a file is open.
+Level effective_level();
+
+inline bool enabled(Level l) {
+  return static_cast<int>(l) <= static_cast<int>(effective_level());
+}
 
 class Line {
  public:

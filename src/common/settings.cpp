@@ -184,6 +184,22 @@ const std::vector<Setting>& table() {
        .kind = K::kString,
        .default_doc = "$TMPDIR (/tmp without TMPDIR)",
        .doc = "the folder each job makes its session directory weft-<launcher>-<job>-<pid> in"},
+      {.name = "keep_session",
+       .kind = K::kBool,
+       .default_value = "false",
+       .doc = "keep the session directory at the end, with the job's final state, timeline and "
+              "logs, for weft status/list/timeline --from DIR"},
+      {.name = "timeline",
+       .kind = K::kBool,
+       .default_value = "true",
+       .doc = "record tasks, actor calls, get/put/wait, transfers, spills and restores for weft "
+              "timeline"},
+      {.name = "timeline_events",
+       .kind = K::kInt,
+       .default_value = "16384",
+       .doc = "spans each thread's timeline ring keeps (the oldest are overwritten)",
+       .min = 16.0,
+       .max = 16777216.0},
   };
   return t;
 }

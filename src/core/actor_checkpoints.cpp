@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "common/timeline.hpp"
 #include "ft/build_id.hpp"
 #include "ft/checkpoint_file.hpp"
 #include "weft/errors.hpp"
@@ -120,11 +121,13 @@ bool ActorCheckpointer::due(std::chrono::steady_clock::time_point now) const {
 void ActorCheckpointer::write(const void* object) {
   if (!cls_ || !cls_->save_state)
     throw Error("actor class " + class_name_ + " is not serializable: it cannot be checkpointed");
+  timeline::Span span(timeline::Kind::kCheckpoint, cls_->id);
   serde::Buffer out;
   cls_->save_state(object, out);
   state_.object = out.take();
   const std::vector<char> bytes = state_.encode();
   state_.object.clear();
+  span.set_arg(bytes.size());
   ft::write_checkpoint(
       file_, ft::CheckpointHeader{class_name_, ft::current_build_id(), state_.calls}, bytes);
   since_ = 0;

@@ -11,6 +11,7 @@
 
 #include "common/duration_text.hpp"
 #include "common/log.hpp"
+#include "common/timeline.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
 #include "core/inline_budget.hpp"
@@ -187,6 +188,7 @@ StatePtr put_bytes(std::vector<char> bytes, std::vector<StatePtr> contained) {
     keep(*s);
     return s;
   }
+  timeline::Span span(timeline::Kind::kPut, 0, bytes.size());
   auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
   keep(*s);
   // Complete before publishing in the table, so a borrower's request never sees it pending.
@@ -214,6 +216,7 @@ StatePtr state_for(const ObjectId& id) {
 
 bool wait_done(const StatePtr& s, std::chrono::nanoseconds timeout) {
   if (s->done()) return true;
+  timeline::Span span(timeline::Kind::kGet, 0, 1);  // only gets that wait are recorded
   EventLoop& l = loop();
   request_fetch(l, s);
   // Without a deadline, the task producing it may run on this thread (a deadline must hold).
@@ -261,6 +264,8 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
     return count >= num_returns;
   };
   if (!enough()) {
+    // get of a list, or wait: recorded when it waits
+    timeline::Span span(num_returns == n ? timeline::Kind::kGet : timeline::Kind::kWait, 0, n);
     block_until(l, enough, deadline_of(timeout), nullptr,
                 num_returns == n ? std::chrono::microseconds(0) : kRecheck);
   }

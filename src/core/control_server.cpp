@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <random>
 
@@ -18,6 +16,8 @@
 #include "common/log.hpp"
 #include "common/unix_socket_path.hpp"
 #include "core/event_loop.hpp"
+#include "core/state_gather.hpp"
+#include "core/state_queries.hpp"
 #include "weft/errors.hpp"
 
 namespace weft::core {
@@ -53,14 +53,6 @@ bool write_all(int fd, const std::string& s) {
   }
   return true;
 }
-
-// What the loop hands back to the waiting server thread; shared, so a snapshot the server gave
-// up on lands here harmlessly.
-struct Pending {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<std::string> reply;
-};
 
 }  // namespace
 
@@ -198,27 +190,22 @@ std::string ControlServer::reply_to(const std::string& request) {
   if (r.request->command == "ping") return control::ok_reply({{"pong", true}});
   EventLoop* loop = loop_.load(std::memory_order_acquire);
   if (!loop) return control::error_reply("busy", "the job is starting or ending; try again");
-  auto pending = std::make_shared<Pending>();
-  const bool objects = r.request->command != "metrics";
-  loop->post([pending, objects](EventLoop& l) {
-    std::string out;
-    try {
-      out = control::ok_reply(l.job_snapshot(objects));
-    } catch (const std::exception& e) {
-      out = control::error_reply("internal",
-                                 std::string("rank 0 could not describe the job: ") + e.what());
+  const std::string& command = r.request->command;
+  const uint8_t want = command == "snapshot"   ? kWantObjects
+                       : command == "timeline" ? kWantTimeline
+                                               : 0;  // metrics: the figures alone
+  try {
+    std::optional<nlohmann::json> merged = gather_and_wait(*loop, want, loop_timeout_);
+    if (!merged) {
+      return control::error_reply(
+          "busy", "rank 0's event loop did not answer within " +
+                      std::to_string(loop_timeout_.count()) +
+                      " ms after the ranks' deadline (it is busy, e.g. in one long turn); try again");
     }
-    std::lock_guard<std::mutex> g(pending->mu);
-    pending->reply = std::move(out);
-    pending->cv.notify_all();
-  });
-  std::unique_lock<std::mutex> g(pending->mu);
-  if (!pending->cv.wait_for(g, loop_timeout_, [&] { return pending->reply.has_value(); })) {
-    return control::error_reply("busy", "rank 0's event loop did not answer within " +
-                                            std::to_string(loop_timeout_.count()) +
-                                            " ms (it is busy, e.g. in one long turn); try again");
+    return control::ok_reply(std::move(*merged));
+  } catch (const std::exception& e) {  // the state could not be built, or not encoded
+    return control::error_reply("internal", e.what());
   }
-  return std::move(*pending->reply);
 }
 
 }  // namespace weft::core

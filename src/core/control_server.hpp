@@ -2,9 +2,10 @@
 // owns the Unix socket `control.sock` (mode 0600) and the token file `control.token` (0600) in
 // the job's session directory, and serves them from a thread of its own: one request per
 // connection, parsed by control::parse_request (bounded, never throws), so nothing a client
-// sends can crash the job or hold its event loop. A snapshot is built on the loop by a posted
-// command; when the loop does not run it within `loop_timeout`, the client is told the job is
-// busy and to try again, and the late snapshot is dropped. There is no TCP listener.
+// sends can crash the job or hold its event loop. The job's state is gathered from every rank
+// by rank 0's loop (state_queries.hpp; ranks that do not answer within 1 s are named as such);
+// when the loop itself does not finish within `loop_timeout` after that, the client is told the
+// job is busy and to try again, and the late answer is dropped. There is no TCP listener.
 #pragma once
 
 #include <atomic>

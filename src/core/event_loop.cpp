@@ -8,6 +8,8 @@
 
 #include "common/check.hpp"
 #include "common/log.hpp"
+#include "common/timeline.hpp"
+#include "core/state_gather.hpp"
 
 namespace weft::core {
 namespace {
@@ -50,6 +52,7 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       borrow_(topo.rank, objects_, failed_),
       pg_(ranks, topo.rank),
       failure_timeout_(config_ms(cfg, "failure_timeout_ms", 500)) {
+  if (rank_ == 0) gather_ = std::make_unique<StateGather>(std::chrono::milliseconds(1000));
   detail::actor_ready_method();  // registered on every rank before any actor can be called
 }
 
@@ -66,7 +69,10 @@ EventLoop::~EventLoop() {
 }
 
 void EventLoop::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    timeline::name_thread("loop");
+    run();
+  });
 }
 
 void EventLoop::post(Command c) {

@@ -55,6 +55,8 @@
 
 namespace weft::core {
 
+class StateGather;
+
 class EventLoop;
 class StorePayload;
 
@@ -232,10 +234,14 @@ class EventLoop : public net::MessageSink {
   // "task add 'probe' on rank 2": what this rank is running to produce `id` (its task, or its
   // call to an actor), or "" when it is not producing it now (submitter.cpp).
   std::string describe_producer(const ObjectId& id) const;
-  // What `weft status`, `list` and `metrics` show, as this rank knows it (job_state_snapshot.cpp;
-  // the control socket posts it on rank 0). Without `objects`, the per-object list is left out
-  // (its count stays in the metrics): the "metrics" command, scraped often.
-  nlohmann::json job_snapshot(bool objects = true);
+  // This rank's part of what `weft status`, `list`, `metrics` and `timeline` show
+  // (job_state_snapshot.cpp). Without kWantObjects the per-object list is left out (its count
+  // stays in the metrics): the "metrics" command, scraped often.
+  // `want`: kWantObjects, kWantTimeline (state_gather.hpp).
+  nlohmann::json job_snapshot(uint8_t want = 1);
+  // Rank 0: asks every live rank for its part and calls `done` with the merged view of the job
+  // once all answered, or when the gather's deadline (1 s) passed (state_queries.cpp).
+  void gather_state(uint8_t want, std::function<void(nlohmann::json)> done);
   // The repeats RepeatedWarnings counted, one line per text (submitter.cpp): every 10 s at most,
   // and once more when the loop ends.
   void log_repeated_warnings(std::chrono::steady_clock::time_point now, bool final);
@@ -373,6 +379,14 @@ class EventLoop : public net::MessageSink {
   void handle_name_reply(const char* data, size_t len);
   void handle_name_release(const char* data, size_t len);
   void handle_shutdown(const char* data, size_t len);  // message_handlers.cpp
+
+  // the job's state across ranks, for the control socket (state_queries.cpp,
+  // job_state_snapshot.cpp)
+  void handle_state_query(int src, const char* data, size_t len);
+  void handle_state_reply(int src, const char* data, size_t len);
+  nlohmann::json timeline_part() const;
+  void add_job_sections(nlohmann::json& j) const;  // rank 0: ranks, nodes, hosts, groups
+  void add_placement_groups(nlohmann::json& j) const;
 
   // objects in the node store: results, locations, pulls, freeing (object_transfer.cpp)
  public:
@@ -520,6 +534,7 @@ class EventLoop : public net::MessageSink {
 
   // --- head (rank 0) ---
   head::ActorDirectory directory_;
+  std::unique_ptr<StateGather> gather_;  // weft status across ranks (state_queries.cpp)
 
   // --- data plane (object_transfer.cpp) ---
   std::unique_ptr<ObjectPuller> puller_;  // made at the first pull (the store exists by then)

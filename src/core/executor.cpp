@@ -7,6 +7,7 @@
 #include <typeinfo>
 
 #include "common/log.hpp"
+#include "common/timeline.hpp"
 #include "core/event_loop.hpp"
 #include "weft/detail/registry.hpp"
 #include "core/exec_context.hpp"
@@ -71,6 +72,7 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
     return e;
   }
   ctx.function = fe->name.c_str();
+  timeline::Span span(self ? timeline::Kind::kActorCall : timeline::Kind::kTask, fn_id, 0, name);
   ExecContext* prev = current_exec();
   current_exec() = &ctx;
   detail::ErrorInfo e;
@@ -143,6 +145,7 @@ void EventLoop::start_exec(ExecItem item) {
       } else {
         ExecContext ctx{0, ce->name.c_str()};
         ctx.placement = &item.placement;
+        timeline::Span span(timeline::Kind::kActorCreate, item.fn_id);
         ExecContext* prev = current_exec();
         current_exec() = &ctx;
         e = run_guarded(rank_, name + " constructor",

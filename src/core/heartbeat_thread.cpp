@@ -1,9 +1,14 @@
 #include "core/heartbeat_thread.hpp"
 
+#include "common/timeline.hpp"
+
 namespace weft::core {
 
 HeartbeatThread::HeartbeatThread(std::chrono::milliseconds interval, std::function<void()> beat)
-    : interval_(interval), beat_(std::move(beat)), thread_([this] { run(); }) {}
+    : interval_(interval), beat_(std::move(beat)), thread_([this] {
+        timeline::name_thread("heartbeat");
+        run();
+      }) {}
 
 HeartbeatThread::~HeartbeatThread() {
   {

@@ -1,12 +1,10 @@
-// EventLoop::job_snapshot: the job as this rank knows it, as JSON for the control socket
-// (control_server.cpp) — ranks, nodes and hosts, resources, task counts, every pending item with
-// the reason it waits, placement groups, the objects this rank knows, and the figures `weft
-// metrics` prints. Runs on the loop (a posted command), so it reads loop state without locks.
-//
-// Scope today: rank 0's own knowledge. Its executor's queue (work waiting for a resource on
-// rank 0) and its submitter's calls (waiting for arguments, for a placement group) carry their
-// reasons; work rank 0 sent to another rank is listed with that rank and no reason, because the
-// other ranks' gates are not asked yet (docs/operations.md, "What status does not show yet").
+// EventLoop::job_snapshot: this rank's part of the job's state, as JSON for the control socket
+// — its gate's resources and queue, every pending item it holds with the reason it waits, the
+// tasks it submitted (and where they went), its actors, the objects it knows, its metrics and,
+// when asked, its timeline. Rank 0's part also carries the job-wide sections (ranks, nodes and
+// hosts, placement groups). Rank 0 merges the parts of every rank (state_gather.hpp) into what
+// `weft status`, `list`, `metrics` and `timeline` show. Runs on the loop, so it reads loop state
+// without locks.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +13,8 @@
 #include "core/inline_budget.hpp"
 #include "core/invoke.hpp"
 #include "core/object_store_client.hpp"
+#include "core/state_gather.hpp"
+#include "common/timeline.hpp"
 #include "weft/detail/registry.hpp"
 
 namespace weft::core {
@@ -74,9 +74,34 @@ json resource_reason(const sched::ResourceSet& need, const sched::ResourceSet& t
 
 }  // namespace
 
-nlohmann::json EventLoop::job_snapshot(bool with_objects) {
-  json j;
-  j["rank"] = rank_;
+void EventLoop::add_placement_groups(nlohmann::json& j) const {
+  // --- placement groups: the head's table (rank 0) ---
+  json groups = json::array();
+  auto add_group = [&](uint64_t id, const std::string& name, sched::PgState st,
+                       const std::string& reason, const std::vector<sched::ResourceSet>& bundles,
+                       const std::vector<sched::BundleLocation>& locs) {
+    json b = json::array();
+    for (const auto& r : bundles) b.push_back(resources(r));
+    json l = json::array();
+    for (const auto& x : locs)
+      l.push_back({{"bundle", x.bundle}, {"rank", x.rank}, {"node", x.node}});
+    groups.push_back({{"id", id},
+                      {"name", name},
+                      {"state", sched::pg_state_name(st)},
+                      {"reason", reason},
+                      {"bundles", std::move(b)},
+                      {"locations", std::move(l)}});
+  };
+  if (pg_.head) {
+    pg_.head->for_each([&](uint64_t id, const sched::PlacementGroup& g) {
+      add_group(id, g.spec().name, g.state(), g.reason(), g.spec().bundles, g.locations());
+    });
+  }
+  j["placement_groups"] = std::move(groups);
+
+}
+
+void EventLoop::add_job_sections(nlohmann::json& j) const {
   // --- ranks, nodes, hosts ---
   json ranks = json::array(), nodes = json::array();
   std::vector<json> node_json;
@@ -89,12 +114,6 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
                {"host", host},
                {"state", known_failed(r) ? "dead" : "alive"},
                {"total", resources(view_.info(r).total)}};
-    if (r == rank_) {
-      jr["used"] = resources(gate_.used());
-      jr["queued"] = gate_.queued();
-    } else {
-      jr["load_from_rank0"] = load_[r];  // tasks this rank sent there and awaits
-    }
     ranks.push_back(std::move(jr));
     if (node >= static_cast<int>(node_json.size())) node_json.resize(node + 1);
     json& jn = node_json[node];
@@ -116,6 +135,17 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
   j["ranks"] = std::move(ranks);
   j["nodes"] = std::move(nodes);
 
+  add_placement_groups(j);
+}
+
+nlohmann::json EventLoop::job_snapshot(uint8_t want) {
+  json j;
+  j["rank"] = rank_;
+  j["host"] = rank_ < static_cast<int>(topo_.host_names.size()) ? topo_.host_names[rank_] : "";
+  j["total"] = resources(gate_.total());
+  j["used"] = resources(gate_.used());
+  j["queued"] = gate_.queued();
+  if (rank_ == 0) add_job_sections(j);
   // --- tasks ---
   size_t on_others = 0;
   for (const auto& [id, f] : inflight_) on_others += f.rank != rank_;
@@ -157,6 +187,7 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
     p["kind"] = task ? "task" : "actor";
     p["what"] = task ? function_label(i.fn_id, i.name) : "actor " + class_label(i.fn_id);
     p["where"] = "gate of rank " + std::to_string(rank_);
+    p["gate_rank"] = rank_;
     p["need"] = resources(i.need);
     if (task) p["object"] = i.ret.str();
     pending.push_back(std::move(p));
@@ -175,49 +206,23 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
                         ")"}});
     }
   }
+  // Tasks this rank submitted and awaits, with the rank they went to: the merge (state_gather)
+  // finds each in that rank's gate queue, or running there.
   for (const auto& [id, f] : inflight_) {
-    if (f.rank == rank_) continue;  // here: queued in the gate (above) or running
     pending.push_back({{"kind", "task"},
                        {"what", function_label(f.fn_id, f.name)},
                        {"object", id.str()},
+                       {"target", f.rank},
                        {"where", "rank " + std::to_string(f.rank)},
                        {"reason", known_failed(f.rank) ? "rank_dead" : "sent"},
                        {"text", known_failed(f.rank)
                                     ? "sent to rank " + std::to_string(f.rank) + ", which is dead"
-                                    : "running or queued on rank " + std::to_string(f.rank) +
-                                          " (that rank's reason is not gathered)"}});
+                                    : "sent to rank " + std::to_string(f.rank)}});
   }
   j["pending"] = std::move(pending);
   json infeasible = json::array();
   for (const auto& i : ops_.infeasible) infeasible.push_back({{"what", i.what}, {"reason", i.why}});
   j["infeasible"] = std::move(infeasible);
-
-  // --- placement groups: the head's table on rank 0, else what this rank follows ---
-  json groups = json::array();
-  auto add_group = [&](uint64_t id, const std::string& name, sched::PgState st,
-                       const std::string& reason, const std::vector<sched::ResourceSet>& bundles,
-                       const std::vector<sched::BundleLocation>& locs) {
-    json b = json::array();
-    for (const auto& r : bundles) b.push_back(resources(r));
-    json l = json::array();
-    for (const auto& x : locs)
-      l.push_back({{"bundle", x.bundle}, {"rank", x.rank}, {"node", x.node}});
-    groups.push_back({{"id", id},
-                      {"name", name},
-                      {"state", sched::pg_state_name(st)},
-                      {"reason", reason},
-                      {"bundles", std::move(b)},
-                      {"locations", std::move(l)}});
-  };
-  if (pg_.head) {
-    pg_.head->for_each([&](uint64_t id, const sched::PlacementGroup& g) {
-      add_group(id, g.spec().name, g.state(), g.reason(), g.spec().bundles, g.locations());
-    });
-  } else {
-    for (const auto& [id, e] : pg_.cache)
-      if (e.known) add_group(id, "", e.state, e.reason, e.bundles, e.locations);
-  }
-  j["placement_groups"] = std::move(groups);
 
   // --- actors hosted here, and those this rank created ---
   json actors = json::array();
@@ -237,7 +242,7 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
   j["actors"] = std::move(actors);
 
   // --- objects this rank knows (owns or borrows); not for "metrics" ---
-  if (with_objects) {
+  if (want & kWantObjects) {
     json objects = json::array();
     for (const StatePtr& s : objects_.collect([](const detail::ObjectState&) { return true; })) {
       json o = {{"id", s->id.str()}, {"owner", s->id.owner}, {"status", status_name(s->status())}};
@@ -247,6 +252,18 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
           o["where"] = "store";
           o["locations"] = json::array({sp->holder()});
           o["pinned_here"] = sp->pinned();
+          // The copy in this rank's node store: in memory or spilled, and its pins.
+          if (ObjectStoreClient* c = store_client()) {
+            const store::ObjectPlace place = c->store().info(s->id);
+            if (std::string(place.where) != "absent") {
+              o["store"] = {{"node", topo_.node},
+                            {"where", place.where},
+                            {"primary", place.primary},
+                            {"spilled", std::string(place.where) == "spilled"},
+                            {"spill_copy", place.spill_copy},
+                            {"pins", place.pins}};
+            }
+          }
         } else {
           o["where"] = "inline";
           o["locations"] = json::array({s->id.owner});
@@ -280,6 +297,7 @@ nlohmann::json EventLoop::job_snapshot(bool with_objects) {
                   {"restores", st.restores}};
   }
   j["metrics"] = std::move(m);
+  if (want & kWantTimeline) j["timeline"] = timeline_part();
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/event_loop.hpp"
+#include "core/state_gather.hpp"
 #include "core/exec_context.hpp"
 #include "weft/detail/refcount_api.hpp"
 
@@ -73,6 +74,7 @@ size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
   n += steal_tick(now);   // backlog reports and steal requests (work_stealing.cpp)
   if (warnings_.has_repeats()) log_repeated_warnings(now, /*final=*/false);
+  if (gather_ && gather_->active()) gather_->expire(now);  // ranks that did not answer in time
   t_in_turn = false;
   return n;
 }

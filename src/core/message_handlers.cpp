@@ -75,6 +75,8 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
     on(Msg::kActorWhere, route<&EventLoop::handle_actor_where>);
     on(Msg::kActorPlaced, route<&EventLoop::handle_actor_placed>);
     on(Msg::kActorCheckpointed, route<&EventLoop::handle_actor_checkpointed>);
+    on(Msg::kStateQuery, route<&EventLoop::handle_state_query>);
+    on(Msg::kStateReply, route<&EventLoop::handle_state_reply>);
     // the node store's data plane (object_transfer.cpp)
     on(Msg::kStoredResult, route<&EventLoop::handle_stored_result>);
     on(Msg::kObjectLocation, route<&EventLoop::handle_object_location>);

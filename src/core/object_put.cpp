@@ -2,6 +2,7 @@
 // store's figures for tests and tools (include/weft/detail/store_api.hpp).
 #include <cstring>
 
+#include "common/timeline.hpp"
 #include "core/event_loop.hpp"
 #include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
@@ -21,6 +22,7 @@ StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ct
         "Weft is not running: call weft::run(argc, argv, driver) or create a "
         "weft::Runtime first");
   }
+  timeline::Span span(timeline::Kind::kPut, 0, size);
   core::ObjectStoreClient* c = core::store_client();
   auto s = std::make_shared<ObjectState>(ObjectId{l->rank(), 0, l->next_object_seq()});
   if (!c || size <= c->inline_threshold()) {

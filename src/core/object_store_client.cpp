@@ -173,6 +173,8 @@ void ObjectStoreClient::close(MPI_Comm world, const std::vector<int>& failed) {
     std::filesystem::remove_all(node_dir_, ec);
     // Actor checkpoints in the default folder serve restarts within this job only.
     if (default_checkpoints_) std::filesystem::remove_all(job_dir_ + "/checkpoints", ec);
+    // Every rank removed its log file before the barrier above, unless the session is kept.
+    std::filesystem::remove(job_dir_ + "/logs", ec);
     std::filesystem::remove(job_dir_, ec);  // the last node's creator removes the job folder
   }
 }

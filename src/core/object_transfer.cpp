@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "common/timeline.hpp"
 #include "core/event_loop.hpp"
 #include "core/object_store_client.hpp"
 
@@ -50,7 +51,11 @@ void EventLoop::carry_out(ObjectPuller::Outbox& out) {
   out.bytes.clear();
   for (auto& r : out.reads)
     transport_.rma_get(r.holder, store_client()->region(), r.offset, r.copy->data().data(), r.size,
-                       [this, r](bool ok, const std::string& error) {
+                       [this, r, start = timeline::enabled() ? timeline::now_ns() : 0](
+                           bool ok, const std::string& error) {
+                         if (start && ok)
+                           timeline::record(timeline::Kind::kTransfer, start, timeline::now_ns(),
+                                            static_cast<uint64_t>(r.holder), r.size);
                          ObjectPuller::Outbox next;
                          puller().on_read_done(r, ok, error, next);
                          carry_out(next);

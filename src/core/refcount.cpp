@@ -2,6 +2,7 @@
 // what happens on this rank and sends what it returns.
 #include "common/log.hpp"
 #include "core/event_loop.hpp"
+#include "core/state_gather.hpp"
 
 namespace weft::core {
 
@@ -55,6 +56,7 @@ std::vector<int> EventLoop::failed_ranks() const { return failed_.list(); }
 
 void EventLoop::mark_failed(int rank) {
   if (!failed_.add(rank)) return;
+  if (gather_) gather_->on_rank_failed(rank, "rank " + std::to_string(rank) + " failed");
   const uint64_t dropped = borrow_.peer_failed(rank, outbox_);
   send_all(outbox_);
   if (dropped > 0)

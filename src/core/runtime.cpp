@@ -24,6 +24,7 @@
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
 #include "core/session.hpp"
+#include "common/timeline.hpp"
 #include "net/allgather.hpp"
 #include "net/topology.hpp"
 #include "net/transport.hpp"
@@ -172,6 +173,8 @@ void start(int* argc, char*** argv) {
   if (argc && argv && *argv) {
     for (int i = 0; i < *argc; ++i) g_args.emplace_back((*argv)[i]);
   }
+  timeline::configure(rt->cfg.get_bool("timeline", true),
+                      static_cast<size_t>(rt->cfg.get_int("timeline_events", 16384)));
   log::Level lvl;
   if (rt->cfg.has("log_level") && log::parse_level(rt->cfg.get("log_level", ""), &lvl))
     log::set_level(lvl);
@@ -219,6 +222,8 @@ int finish() {
   // weft::Runtime, whose serve() returns it on the other ranks.
   if (rt->topo.rank == 0 && core::job_stopped()) rt->exit_code = core::requeue_exit_code();
   if (rt->topo.rank == 0) core::drop_job_checkpoint_hook();
+  const bool keep_session = rt->cfg.get_bool("keep_session", false);
+  if (rt->topo.rank == 0 && keep_session) rt->session->keep_final_state(*rt->loop);
   if (rt->topo.rank == 0) rt->loop->shutdown_job(rt->exit_code);
   rt->exit_code = rt->loop->wait_stopped();
   // A failed rank never reaches a collective. With one known (here, or named in the head's
@@ -238,6 +243,7 @@ int finish() {
     MPI_Barrier(MPI_COMM_WORLD);
   }
   rt->session->stop_control();  // before the loop goes; the folder goes with the store's close
+  rt->session->end_log(keep_session);
   core::set_current_loop(nullptr);
   core::set_store_client(nullptr);  // the job is over: the store's creator drops everything
   rt->loop.reset();
@@ -288,6 +294,7 @@ int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
   if (!rt->is_driver()) return rt->serve();
   int code = 1;
   try {
+    timeline::name_thread("driver");
     code = driver();
   } catch (const JobStopped&) {
     // Reported below: the stop is whatever the driver did after it.

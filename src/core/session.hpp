@@ -27,9 +27,17 @@ class Session {
   ControlServer* control() { return control_.get(); }  // rank 0 only; null elsewhere
   // Rank 0: closes the socket and removes its files (the folder goes with the store's close).
   void stop_control();
+  // Rank 0, before the job's shutdown (setting keep_session): the job's final state and
+  // timeline, gathered from every rank, into final/state.json and final/timeline.json, which
+  // `weft status|list|timeline --from DIR` read. The folder then stays (the store's close
+  // removes only empty folders).
+  void keep_final_state(EventLoop& loop);
+  // Stops writing this rank's log file and, unless `keep`, removes it.
+  void end_log(bool keep);
 
  private:
   std::filesystem::path dir_;
+  std::filesystem::path log_file_;  // logs/rank-<r>.log; empty when it could not be opened
   std::unique_ptr<ControlServer> control_;
 };
 

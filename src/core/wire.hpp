@@ -64,6 +64,8 @@ enum class Msg : uint16_t {
   kActorWhere = 41,    // caller → creator: where is this actor of a PENDING group? (pg_actors.cpp)
   kActorPlaced = 42,   // creator → caller: its rank, or why it will never exist
   kActorCheckpointed = 45,  // host → creator: this actor's first checkpoint is durable
+  kStateQuery = 46,    // rank 0 → rank: send me your part of the job's state (state_queries.cpp)
+  kStateReply = 47,    // rank → rank 0: the part, as MessagePack
 };
 
 class WireWriter {

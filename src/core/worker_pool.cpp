@@ -1,5 +1,7 @@
 #include "core/worker_pool.hpp"
 
+#include "common/timeline.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -45,6 +47,10 @@ void WorkerPool::submit_apart(std::function<void()> job) {
 }
 
 void WorkerPool::run_job(std::function<void()>* job) {
+  // Its timeline track's name; a thread that named itself first (the driver helping while it
+  // waits in get) keeps its own.
+  thread_local const bool named = (timeline::name_thread("pool"), true);
+  (void)named;
   std::unique_ptr<std::function<void()>> owned(job);
   (*owned)();
   outstanding_.fetch_sub(1, std::memory_order_release);

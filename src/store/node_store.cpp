@@ -364,6 +364,25 @@ Presence NodeStore::presence(const ObjectId& id) const {
   return p;
 }
 
+ObjectPlace NodeStore::info(const ObjectId& id) const {
+  ObjectPlace p;
+  lock_and([&](SegmentLock&) {
+    ObjectTable t = table();
+    const int32_t e = t.find(id);
+    if (e < 0) return;
+    const Entry& en = t.at(e);
+    p.where = en.loc == Location::kMemory    ? "memory"
+              : en.loc == Location::kSpilled  ? "spilled"
+              : en.loc == Location::kFallback ? "fallback"
+                                              : "absent";
+    p.primary = en.primary != 0;
+    p.spill_copy = (en.flags & kHasSpillCopy) != 0;
+    p.pins = en.pins;
+    p.size = en.size;
+  });
+  return p;
+}
+
 bool NodeStore::contains(const ObjectId& id) const {
   bool found = false;
   lock_and([&](SegmentLock&) {

@@ -145,6 +145,15 @@ enum class Presence : uint8_t {
 };
 const char* to_string(Presence p);
 
+// One object's place in the node store, for `weft list objects` (NodeStore::info).
+struct ObjectPlace {
+  const char* where = "absent";  // "memory", "spilled" (only in its spill file), "fallback"
+  bool primary = false;
+  bool spill_copy = false;  // a valid spill file exists (also while back in memory)
+  int32_t pins = 0;         // live views and in-flight restores, of every rank of the node
+  uint64_t size = 0;
+};
+
 class NodeStore {
  public:
   // First rank of the node: creates the segment (the name must be free) and the spill
@@ -170,6 +179,7 @@ class NodeStore {
   std::optional<ObjectView> get(const ObjectId& id);
   bool contains(const ObjectId& id) const;
   Presence presence(const ObjectId& id) const;
+  ObjectPlace info(const ObjectId& id) const;
   // The owner freed the object: drops its memory, spill file and fallback file. Views still
   // open keep the bytes alive until they close. No-op if absent.
   void remove(const ObjectId& id);

@@ -8,6 +8,7 @@
 
 #include "common/check.hpp"
 #include "common/log.hpp"
+#include "common/timeline.hpp"
 #include "store/allocator.hpp"
 #include "store/node_store.hpp"
 #include "store/object_table.hpp"
@@ -47,6 +48,7 @@ int32_t NodeStore::pick_spill_victim(int64_t now_ns) {
 }
 
 void NodeStore::spill_loop() {
+  timeline::name_thread("spill I/O");
   SegmentLock lk(&hdr()->sync, repair_fn_);
   SegmentHeader* h = hdr();
   ObjectTable t = table();
@@ -80,6 +82,7 @@ void NodeStore::spill_loop() {
     lk.unlock();
     std::string error;
     try {
+      timeline::Span span(timeline::Kind::kSpill, 0, size);
       bool disk_full = false;
       write_spill_file(path, id, bytes, &disk_full);
     } catch (const SpillError& ex) {
@@ -154,6 +157,7 @@ ObjectView NodeStore::restore(SegmentLock& lk, int32_t e) {
       m = file_create_mapped(fallback_path(spill_dir_, id), size);
       dst = static_cast<std::byte*>(m.addr());
     }
+    timeline::Span span(timeline::Kind::kRestore, 0, size);
     read_spill_file(spill_path(spill_dir_, id), id, std::span<std::byte>(dst, size));
   } catch (...) {
     failure = std::current_exception();

@@ -29,7 +29,7 @@ launch() {
   mkdir -p "$markers"
   local xs=()
   for kv in "$@"; do xs+=(-x "$kv"); done
-  "$MPIRUN" "${MPIFLAGS[@]}" -n "$np" -x TMPDIR "${xs[@]}" -x WEFT_RESOURCES=0:special=1 \
+  "$MPIRUN" "${MPIFLAGS[@]}" -n "$np" -x TMPDIR "${xs[@]}" -x "WEFT_RESOURCES=0:special=1;3:other=1" \
     "$APP" "$markers" > "$markers/out.log" 2>&1 &
   LAST_PID=$!
   PIDS+=("$LAST_PID")

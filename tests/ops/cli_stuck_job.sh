@@ -2,7 +2,11 @@
 # The weft CLI against a 4-rank job with 2 virtual nodes that is stuck on purpose
 # (stuck_job.cpp): status names each pending item's reason, list filters, metrics parse as
 # Prometheus text, bad requests are refused while the job goes on, no TCP listener, and the
-# session directory goes at the clean exit.
+# session directory goes at the clean exit. Rank 0 gathers every rank's part: a task waiting at
+# rank 3's gate for rank 3's resource, tasks running on ranks 0 and 3. The timeline parses as a
+# Chrome trace with the warm-up tasks on every rank; --watch redraws with a progress bar;
+# metrics --output rewrites a file until the job ends; logs shows every rank's log. A second run
+# with --weft-keep-session leaves its final state, timeline and logs for --from.
 HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/cli_lib.sh"
 
@@ -31,7 +35,14 @@ expect_in "$M/status.txt" "task use_special 'waiter'.*waiting for resource speci
 expect_in "$M/status.txt" "task add_one 'after-holder'.*waiting for 1 argument" "status: a task waiting for its argument"
 expect_in "$M/status.txt" "argument obj\\(0:[0-9]+\\), the result of task hold_special 'holder' on rank 0" \
   "status: which argument, and what produces it"
-expect_in "$M/status.txt" "task use_special 'impossible': .*nosuch" "status: the infeasible task with the missing resource"
+expect_in "$M/status.txt" "task use_special 'impossible' \\[rank 0\\]: .*nosuch" "status: the infeasible task with the missing resource"
+expect_in "$M/status.txt" "task use_other 'inner-waiter'  \\[gate of rank 3\\]  waiting for resource other: needs 1, 0 of 1 free on rank 3" \
+  "status: a task another rank submitted waits at rank 3's gate, with rank 3's reason (gathered)"
+expect_in "$M/status.txt" "task outer 'outer'  running on rank 3 \\(submitted by rank 0\\)" "status: a task running on rank 3"
+expect_in "$M/status.txt" "task hold_special 'holder'  running on rank 0" "status: the holder runs on rank 0"
+expect_in "$M/status.txt" "rank 3  node 1 .*used other=1.0  queued 1  running 1" "status: rank 3's own use, queue and running count"
+expect_in "$M/status.txt" "submitted by rank:.* 3: 1" "status: rank 3 submitted one task"
+grep -q "ranks that gave no state" "$M/status.txt" && fail "a rank did not answer" || pass "every rank answered"
 expect_in "$M/status.txt" "group [0-9]+ 'wants-special'  PENDING: .*special" "status: the pending group with its reason"
 expect_in "$M/status.txt" "rank 0 .*used .*special=1" "status: rank 0 uses its special"
 
@@ -40,13 +51,57 @@ expect_in "$M/status.txt" "rank 0 .*used .*special=1" "status: rank 0 uses its s
 
 "$WEFT" list tasks --filter reason=resource > "$M/l1.txt" || fail "list tasks exit"
 expect_in "$M/l1.txt" "what=use_special 'waiter'" "list tasks --filter reason=resource: the waiter"
-expect_in "$M/l1.txt" "^\\(1 rows\\)" "list tasks --filter reason=resource: only it"
+expect_in "$M/l1.txt" "what=use_other 'inner-waiter'" "list tasks --filter reason=resource: the inner waiter"
+expect_in "$M/l1.txt" "^\\(2 rows\\)" "list tasks --filter reason=resource: only those two"
+"$WEFT" list tasks --filter gate_rank=3 > "$M/l1b.txt"
+expect_in "$M/l1b.txt" "^\\(1 rows\\)" "list tasks --filter gate_rank=3: rank 3's queue"
+"$WEFT" list tasks --filter reason=running > "$M/l1c.txt"
+expect_in "$M/l1c.txt" "^\\(2 rows\\)" "list tasks --filter reason=running: the two running"
 "$WEFT" list tasks --limit 1 > "$M/l2.txt"; expect_in "$M/l2.txt" "^\\(1 rows\\)" "list --limit 1"
 "$WEFT" list placement-groups --filter state=PENDING --json > "$M/l3.json"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert len(r)==1 and r[0]['name']=='wants-special', r" "$M/l3.json" \
   && pass "list placement-groups --filter state=PENDING --json" || fail "list placement-groups"
 "$WEFT" list nodes > "$M/l4.txt"; expect_in "$M/l4.txt" "^\\(2 rows\\)" "list nodes: 2"
 "$WEFT" list objects --filter status=pending > "$M/l5.txt"; expect_in "$M/l5.txt" "status=pending" "list objects"
+"$WEFT" list objects --filter owner=3 --json > "$M/l5b.json"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r and all(o['owner']==3 and 3 in o['known_by'] for o in r), r" "$M/l5b.json" \
+  && pass "list objects: rank 3's own objects (gathered from rank 3)" || fail "list objects --filter owner=3: $(cat "$M/l5b.json")"
+
+# The timeline: a Chrome trace with the warm-up tasks on every rank.
+"$WEFT" timeline -o "$M/trace.json" > "$M/tl.txt" || fail "weft timeline exit"
+expect_in "$M/tl.txt" "wrote .*trace.json: [0-9]+ spans of 4 ranks" "timeline: written, spans of 4 ranks"
+python3 - "$M/trace.json" <<'PY' && pass "timeline: trace events parse; add_one 'warm-up' spans on ranks 0-3, named tracks" || fail "timeline content"
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+spans = [e for e in ev if e["ph"] == "X"]
+assert all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 for e in spans)
+warm = {e["pid"] for e in spans if e["name"] == "add_one 'warm-up'" and e["cat"] == "task"}
+assert warm == {0, 1, 2, 3}, warm
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert len(names) == 4 and all(n.startswith("rank ") for n in names), names
+threads = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert "driver" in threads, threads
+assert any(e["cat"] == "get" and e["pid"] == 0 for e in spans), "no get span of the driver"
+PY
+
+# status --watch redraws until stopped; into a file each refresh follows the last.
+timeout 3 "$WEFT" status --watch --interval-ms 300 > "$M/watch.txt"
+[ "$(grep -c "tasks finished" "$M/watch.txt")" -ge 2 ] && pass "status --watch: refreshed, with a progress line" \
+  || fail "status --watch: $(head -5 "$M/watch.txt")"
+expect_in "$M/watch.txt" "^\\[#+\\.*\\] [0-9]+/[0-9]+ tasks finished" "status --watch: a progress bar"
+
+# metrics --output: a file rewritten until the job ends (checked after the end, below).
+"$WEFT" metrics --output "$M/scrape.prom" --interval-ms 200 > /dev/null 2> "$M/scrape.err" &
+SCRAPER=$!
+wait_file "$M/scrape.prom" 20 && pass "metrics --output writes the file" || fail "metrics --output: no file"
+
+# Every rank's log file, in the session directory.
+"$WEFT" logs > "$M/logs.txt" || fail "weft logs exit"
+for r in 0 1 2 3; do expect_in "$M/logs.txt" "==> rank $r " "logs: rank $r's log"; done
+expect_in "$M/logs.txt" "\\[weft r3 I .*rank 3/4 up" "logs: a rank's info lines are in its file"
+"$WEFT" logs --rank 2 > "$M/logs2.txt"; grep -q "weft r[013] " "$M/logs2.txt" && fail "logs --rank 2 shows other ranks" || pass "logs --rank 2: only rank 2"
+"$WEFT" logs --rank 9 > /dev/null 2> "$M/logs9.err"; [ $? = 1 ] && pass "logs --rank 9: no such log, exit 1" || fail "logs --rank 9"
 "$WEFT" list tasks --filter nokey > "$M/l6.txt" 2>&1; [ $? = 2 ] && pass "a --filter without = is refused" || fail "--filter nokey"
 
 "$WEFT" metrics > "$M/metrics.txt" || fail "weft metrics exit"
@@ -90,5 +145,35 @@ wait "$JOB"; rc=$?
 [ "$rc" = 0 ] && pass "the job ends well (every result right)" || { fail "job exit $rc"; tail -20 "$M/out.log"; }
 [ ! -e "$SESS" ] && pass "the session directory is removed at the clean exit" || fail "left: $(ls -R "$SESS")"
 [ -z "$(ls -d "$ROOT"/weft-* 2>/dev/null)" ] && pass "nothing weft-* left in TMPDIR" || fail "left: $(ls "$ROOT")"
+wait "$SCRAPER"; rc=$?
+[ "$rc" = 0 ] && pass "metrics --output ends with the job (exit 0)" || fail "metrics --output exit $rc: $(cat "$M/scrape.err")"
+python3 "$HERE/prom_check.py" --require weft_tasks_submitted_total < "$M/scrape.prom" \
+  && pass "the scraped file parses as Prometheus text" || fail "scraped file"
+
+# A job run with --weft-keep-session: its folder stays with the final state, timeline and logs.
+K="$ROOT/m2"
+launch 4 "$K" WEFT_VIRTUAL_NODES=2 WEFT_KEEP_SESSION=1
+KJOB=$LAST_PID
+wait_file "$K/ready" 120 || { fail "the kept job never got ready"; cat "$K/out.log"; }
+touch "$K/release"
+wait "$KJOB"; rc=$?
+[ "$rc" = 0 ] && pass "the kept job ends well" || { fail "kept job exit $rc"; tail -20 "$K/out.log"; }
+KS="$(ls -d "$ROOT"/weft-mpirun-* 2>/dev/null)"
+[ -d "$KS" ] && [ -f "$KS/final/state.json" ] && [ -f "$KS/final/timeline.json" ] \
+  && pass "keep_session: $(basename "$KS") stays with final/state.json and final/timeline.json" \
+  || fail "keep_session: $(ls -R "$ROOT" | head -20)"
+[ ! -e "$KS/control.sock" ] && [ ! -e "$KS/node0/spill" ] && pass "keep_session: the socket and spill folders are gone" \
+  || fail "keep_session left: $(ls "$KS")"
+"$WEFT" status --from "$KS" > "$K/from.txt" || fail "status --from exit"
+expect_in "$K/from.txt" "4 ranks, 2 nodes" "status --from DIR: the finished job"
+expect_in "$K/from.txt" "tasks of every rank: 1[0-9] submitted, 1[0-9] finished" "status --from DIR: every task finished"
+"$WEFT" list nodes --from "$KS" > "$K/from-nodes.txt"; expect_in "$K/from-nodes.txt" "^\\(2 rows\\)" "list --from DIR"
+"$WEFT" timeline --from "$KS" -o "$K/trace.json" > "$K/tl.txt" && expect_in "$K/tl.txt" "spans of 4 ranks" "timeline --from DIR" \
+  || fail "timeline --from exit"
+"$WEFT" logs --from "$KS" --rank 3 > "$K/logs3.txt"; expect_in "$K/logs3.txt" "weft r3 " "logs --from DIR --rank 3"
+"$WEFT" status --from "$ROOT" > /dev/null 2> "$K/from-bad.err"
+expect_in "$K/from-bad.err" "final/state.json is not there: --from takes the session directory of a job run with --weft-keep-session" \
+  "status --from a folder that is no kept session says what it needs"
+"$WEFT" clean > /dev/null && [ ! -e "$KS" ] && pass "weft clean removes the kept session of the finished job" || fail "weft clean: $KS left"
 echo "$FAILS failure(s)"
 [ "$FAILS" = 0 ]

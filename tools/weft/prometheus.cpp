@@ -55,62 +55,93 @@ class Writer {
 
 std::string prometheus_text(const json& j) {
   Writer w;
-  const std::map<std::string, std::string> r0 = {{"rank", std::to_string(j.value("rank", 0))}};
-  const json& t = j["tasks"];
-  w.one("weft_tasks_submitted_total", "counter", "Tasks rank 0 submitted to a rank.", r0,
-        t["submitted"]);
-  w.one("weft_tasks_finished_total", "counter", "Tasks of rank 0 whose result arrived.", r0,
-        t["finished"]);
-  w.one("weft_tasks_failed_total", "counter", "Tasks of rank 0 that ended with an error.", r0,
-        t["failed"]);
-  w.one("weft_tasks_infeasible_total", "counter",
-        "Tasks of rank 0 refused as infeasible (no rank has the resources).", r0, t["infeasible"]);
-  w.one("weft_tasks_in_flight", "gauge", "Tasks of rank 0 sent and not finished.", r0,
-        t["in_flight"]);
-  w.one("weft_tasks_waiting_for_arguments", "gauge",
-        "Calls rank 0 holds until their arguments exist.", r0, t["waiting_for_arguments"]);
-  w.one("weft_tasks_queued", "gauge", "Work queued at rank 0's resource gate.", r0,
-        t["queued_here"]);
+  // Every rank's figures (rank 0 gathers them); a snapshot of rank 0 alone has none per rank.
+  json by_rank = j["tasks"].value("by_rank", json::array());
+  if (by_rank.empty()) {
+    json t = j["tasks"];
+    t["rank"] = j.value("rank", 0);
+    by_rank.push_back(t);
+  }
+  json per_rank = j["metrics"].value("per_rank", json::array());
+  if (per_rank.empty()) {
+    json m = j["metrics"];
+    m["rank"] = j.value("rank", 0);
+    per_rank.push_back(m);
+  }
+  auto rank_of = [](const json& x) { return std::map<std::string, std::string>{{"rank", x["rank"].dump()}}; };
+  // One family, one sample per rank.
+  auto each = [&](const json& rows, const std::string& name, const char* type,
+                  const std::string& help, const char* key) {
+    w.family(name, type, help);
+    for (const auto& x : rows) w.sample(name, rank_of(x), x.value(key, json(0)));
+  };
+  each(by_rank, "weft_tasks_submitted_total", "counter", "Tasks the rank submitted to a rank.",
+       "submitted");
+  each(by_rank, "weft_tasks_finished_total", "counter", "Tasks of the rank whose result arrived.",
+       "finished");
+  each(by_rank, "weft_tasks_failed_total", "counter", "Tasks of the rank that ended with an error.",
+       "failed");
+  each(by_rank, "weft_tasks_infeasible_total", "counter",
+       "Tasks of the rank refused as infeasible (no rank has the resources).", "infeasible");
+  each(by_rank, "weft_tasks_in_flight", "gauge", "Tasks of the rank sent and not finished.",
+       "in_flight");
+  each(by_rank, "weft_tasks_waiting_for_arguments", "gauge",
+       "Calls the rank holds until their arguments exist.", "waiting_for_arguments");
+  each(by_rank, "weft_tasks_queued", "gauge", "Work queued at the rank's resource gate.",
+       "queued_here");
   std::map<std::string, size_t> reasons;
   for (const auto& p : j["pending"]) ++reasons[p.value("reason", "unknown")];
-  w.family("weft_pending_items", "gauge", "Pending items rank 0 knows, by the reason they wait.");
-  for (const auto& [reason, n] : reasons)
-    w.sample("weft_pending_items", {{"rank", r0.at("rank")}, {"reason", reason}}, n);
+  w.family("weft_pending_items", "gauge", "Pending items of every rank, by the reason they wait.");
+  for (const auto& [reason, n] : reasons) w.sample("weft_pending_items", {{"reason", reason}}, n);
+  w.one("weft_tasks_running", "gauge", "Tasks running on some rank.", {},
+        j.value("running", json::array()).size());
   size_t alive = 0, dead = 0;
   for (const auto& r : j["ranks"]) (r["state"] == "alive" ? alive : dead)++;
   w.family("weft_ranks", "gauge", "Ranks of the job, by state.");
   w.sample("weft_ranks", {{"state", "alive"}}, alive);
   w.sample("weft_ranks", {{"state", "dead"}}, dead);
+  const size_t missing = j.value("/gathered/missing"_json_pointer, json::array()).size();
+  w.one("weft_ranks_unanswered", "gauge",
+        "Live ranks whose figures are missing here (no answer in time).", {}, missing);
   std::map<std::string, size_t> groups;
   for (const auto& g : j["placement_groups"]) ++groups[g.value("state", "UNKNOWN")];
   w.family("weft_placement_groups", "gauge", "Placement groups, by state.");
   for (const auto& [state, n] : groups) w.sample("weft_placement_groups", {{"state", state}}, n);
-  const json& m = j["metrics"];
-  w.one("weft_actors_hosted", "gauge", "Actors hosted on rank 0.", r0, m["actors_hosted"]);
-  w.one("weft_messages_sent_total", "counter", "Messages rank 0 sent.", r0, m["messages_sent"]);
-  w.one("weft_messages_delivered_total", "counter", "Messages delivered to rank 0.", r0,
-        m["messages_delivered"]);
-  w.one("weft_messages_queued", "gauge", "Messages waiting in rank 0's outboxes.", r0,
-        m["queued_messages"]);
-  w.one("weft_transfer_mpi_bytes_total", "counter",
-        "Bytes rank 0 read from peers with the MPI transfer path.", r0, m["mpi_bulk_bytes"]);
-  w.one("weft_inline_owned_bytes", "gauge", "Bytes of small values rank 0 owns in its heap.", r0,
-        m["inline_owned_bytes"]);
-  if (m.contains("store")) {
-    const json& s = m["store"];
-    const std::map<std::string, std::string> n = {{"node", s["node"].dump()}};
-    w.one("weft_store_capacity_bytes", "gauge", "The node store's capacity.", n,
-          s["capacity_bytes"]);
-    w.one("weft_store_used_bytes", "gauge", "Bytes allocated in the node store.", n,
-          s["used_bytes"]);
-    w.one("weft_store_spilled_bytes", "gauge", "Bytes of the node's objects in spill files.", n,
-          s["spilled_bytes"]);
-    w.one("weft_store_objects", "gauge", "Objects in the node store's table.", n, s["objects"]);
-    w.one("weft_store_spills_total", "counter", "Spill files the node store wrote.", n,
-          s["spills"]);
-    w.one("weft_store_restores_total", "counter", "Objects restored from spill files.", n,
-          s["restores"]);
-    w.one("weft_store_evictions_total", "counter", "Secondary copies evicted.", n, s["evictions"]);
+  each(per_rank, "weft_actors_hosted", "gauge", "Actors hosted on the rank.", "actors_hosted");
+  each(per_rank, "weft_messages_sent_total", "counter", "Messages the rank sent.", "messages_sent");
+  each(per_rank, "weft_messages_delivered_total", "counter", "Messages delivered to the rank.",
+       "messages_delivered");
+  each(per_rank, "weft_messages_queued", "gauge", "Messages waiting in the rank's outboxes.",
+       "queued_messages");
+  each(per_rank, "weft_transfer_mpi_bytes_total", "counter",
+       "Bytes the rank read from peers with the MPI transfer path.", "mpi_bulk_bytes");
+  each(per_rank, "weft_inline_owned_bytes", "gauge", "Bytes of small values the rank owns in its heap.",
+       "inline_owned_bytes");
+  // The node stores, once per node (every rank of a node reports the same one).
+  std::map<int, json> stores;
+  for (const auto& m : per_rank)
+    if (m.contains("store")) stores.emplace(m["store"].value("node", 0), m["store"]);
+  struct StoreFigure {
+    const char* name;
+    const char* type;
+    const char* help;
+    const char* key;
+  };
+  static const StoreFigure kStore[] = {
+      {"weft_store_capacity_bytes", "gauge", "The node store's capacity.", "capacity_bytes"},
+      {"weft_store_used_bytes", "gauge", "Bytes allocated in the node store.", "used_bytes"},
+      {"weft_store_spilled_bytes", "gauge", "Bytes of the node's objects in spill files.",
+       "spilled_bytes"},
+      {"weft_store_objects", "gauge", "Objects in the node store's table.", "objects"},
+      {"weft_store_spills_total", "counter", "Spill files the node store wrote.", "spills"},
+      {"weft_store_restores_total", "counter", "Objects restored from spill files.", "restores"},
+      {"weft_store_evictions_total", "counter", "Secondary copies evicted.", "evictions"}};
+  if (!stores.empty()) {
+    for (const StoreFigure& f : kStore) {
+      w.family(f.name, f.type, f.help);
+      for (const auto& [node, st] : stores)
+        w.sample(f.name, {{"node", std::to_string(node)}}, st.value(f.key, json(0)));
+    }
   }
   return w.str();
 }

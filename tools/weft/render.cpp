@@ -32,10 +32,11 @@ std::string render_status(const json& j, const std::string& session) {
   for (const auto& r : j["ranks"]) {
     o << "  rank " << r["rank"] << "  node " << r["node"] << "  " << scalar(r["host"]) << "  "
       << scalar(r["state"]) << "  total " << resources(r["total"]);
-    if (r.contains("used"))
-      o << "  used " << resources(r["used"]) << "  queued " << r["queued"];
-    else
-      o << "  rank 0's tasks there " << r["load_from_rank0"];
+    if (r.value("answered", false))
+      o << "  used " << resources(r["used"]) << "  queued " << r["queued"] << "  running "
+        << r["running"];
+    else if (r.contains("missing"))
+      o << "  (no answer: " << scalar(r["missing"]) << ")";
     o << "\n";
   }
   o << "\nnodes:\n";
@@ -46,11 +47,20 @@ std::string render_status(const json& j, const std::string& session) {
       << resources(n["total"]) << "\n";
   }
   const json& t = j["tasks"];
-  o << "\ntasks submitted by rank 0: " << t["submitted"] << " submitted, " << t["finished"]
+  o << "\ntasks of every rank: " << t["submitted"] << " submitted, " << t["finished"]
     << " finished, " << t["failed"] << " failed, " << t["infeasible"] << " infeasible; "
-    << t["in_flight"] << " in flight (" << t["in_flight_on_other_ranks"] << " on other ranks), "
-    << t["waiting_for_arguments"] << " waiting for arguments, " << t["queued_here"]
-    << " queued at rank 0's gate\n";
+    << t["in_flight"] << " in flight, " << t["waiting_for_arguments"]
+    << " waiting for arguments, " << t["queued_here"] << " queued at a gate\n";
+  if (j.contains("tasks") && !t.value("by_rank", json::array()).empty()) {
+    o << "  submitted by rank:";
+    for (const auto& b : t["by_rank"]) o << "  " << b["rank"] << ": " << b.value("submitted", 0);
+    o << "\n";
+  }
+  const json running = j.value("running", json::array());
+  o << "\nrunning (" << running.size() << "):\n";
+  for (const auto& p : running)
+    o << "  " << scalar(p["kind"]) << " " << scalar(p["what"]) << "  " << scalar(p["text"])
+      << "\n";
   o << "\npending (" << j["pending"].size() << "):\n";
   for (const auto& p : j["pending"]) {
     o << "  " << scalar(p["kind"]) << " " << scalar(p["what"]) << "  [" << scalar(p["where"])
@@ -62,7 +72,8 @@ std::string render_status(const json& j, const std::string& session) {
   }
   o << "\ninfeasible (" << j["infeasible"].size() << ", latest kept):\n";
   for (const auto& i : j["infeasible"])
-    o << "  " << scalar(i["what"]) << ": " << scalar(i["reason"]) << "\n";
+    o << "  " << scalar(i["what"]) << " [rank " << i.value("rank", 0) << "]: " << scalar(i["reason"])
+      << "\n";
   o << "\nplacement groups (" << j["placement_groups"].size() << "):\n";
   for (const auto& g : j["placement_groups"]) {
     o << "  group " << g["id"] << (scalar(g["name"]).empty() ? "" : " '" + scalar(g["name"]) + "'")
@@ -71,17 +82,26 @@ std::string render_status(const json& j, const std::string& session) {
       o << ": " << scalar(g["reason"]);
     o << "\n";
   }
+  const json missing = j.value("/gathered/missing"_json_pointer, json::array());
+  if (!missing.empty()) {
+    o << "\nranks that gave no state (" << missing.size() << "):\n";
+    for (const auto& m : missing) o << "  rank " << m["rank"] << ": " << scalar(m["why"]) << "\n";
+  }
   return o.str();
 }
 
 json list_rows(const json& j, const std::string& kind) {
   json rows = json::array();
   if (kind == "tasks") {
+    for (const auto& p : j.value("running", json::array())) rows.push_back(p);
     for (const auto& p : j["pending"])
       if (p["kind"] == "task" || p["kind"] == "actor_call") rows.push_back(p);
     for (const auto& i : j["infeasible"])
-      rows.push_back(
-          {{"kind", "task"}, {"what", i["what"]}, {"reason", "infeasible"}, {"text", i["reason"]}});
+      rows.push_back({{"kind", "task"},
+                      {"what", i["what"]},
+                      {"reason", "infeasible"},
+                      {"rank", i.value("rank", 0)},
+                      {"text", i["reason"]}});
   } else if (kind == "actors") {
     for (const auto& a : j["actors"]) rows.push_back(a);
     for (const auto& p : j["pending"])
@@ -89,7 +109,7 @@ json list_rows(const json& j, const std::string& kind) {
   } else if (kind == "placement-groups") {
     rows = j["placement_groups"];
   } else if (kind == "objects") {
-    rows = j["objects"];
+    rows = j.value("objects", json::array());
   } else if (kind == "nodes") {
     rows = j["nodes"];
   } else {
