@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,7 +30,9 @@ class RepeatedWarnings {
   // since then (or at once with `final`); empty otherwise.
   std::vector<std::pair<std::string, uint64_t>> summary(Clock::time_point now, bool final = false) {
     std::vector<std::pair<std::string, uint64_t>> out;
-    if (texts_repeated_ == 0 || (!final && now - last_ < every_)) return out;
+    // The first summary is due at once: the steady clock's epoch may be less than `every` ago
+    // (a machine booted minutes before), so "since the last" cannot start from it.
+    if (texts_repeated_ == 0 || (!final && last_ && now - *last_ < every_)) return out;
     last_ = now;
     for (auto& [text, n] : seen_)
       if (n > 0) out.emplace_back(text, std::exchange(n, 0));
@@ -41,7 +44,7 @@ class RepeatedWarnings {
   const Clock::duration every_;
   std::unordered_map<std::string, uint64_t> seen_;  // text → repeats since the last summary
   size_t texts_repeated_ = 0;
-  Clock::time_point last_{};
+  std::optional<Clock::time_point> last_;  // the last summary's time; none before the first
 };
 
 }  // namespace weft::core
