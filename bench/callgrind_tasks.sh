@@ -38,6 +38,8 @@ export UCX_NET_DEVICES=lo
 mpirun_lo=(mpirun --allow-run-as-root --oversubscribe -n 2 --mca btl_tcp_if_include lo
            --mca oob_tcp_if_include lo -x UCX_NET_DEVICES -x WEFT_LOOP_SPIN_US
            -x WEFT_LOOP_YIELD_US -x WEFT_LIVENESS_INTERVAL_MS -x WEFT_WORKER_THREADS)
+# WEFT_TIMELINE=0 bench/callgrind_tasks.sh ...: the same counts with the timeline off, on every rank.
+[[ -n "${WEFT_TIMELINE:-}" ]] && mpirun_lo+=(-x WEFT_TIMELINE)
 cg=(valgrind --tool=callgrind --quiet --fair-sched=yes
     --zero-before='*::callgrind_window_begin()' --dump-before='*::callgrind_window_end()')
 

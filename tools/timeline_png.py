@@ -66,8 +66,7 @@ def main():
     ax.set_xlabel("ms")
     kinds = sorted({s.get("cat", "") for s in spans})
     ax.legend(handles=[Patch(color=COLOURS.get(k, "#bab0ac"), label=k) for k in kinds],
-              loc="upper center", bbox_to_anchor=(0.5, -0.5 / max(1, len(rows)) - 0.12),
-              ncol=len(kinds), fontsize=8, frameon=False)
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.set_title(a.title or f"weft timeline: {len(spans)} spans, {len(procs)} ranks")
     fig.tight_layout()
     fig.savefig(a.png, dpi=110)

@@ -8,6 +8,7 @@
 #include "weft/object_ref.hpp"
 #include "weft/options.hpp"
 #include "weft/placement_group.hpp"
+#include "weft/progress.hpp"
 #include "weft/remote.hpp"
 #include "weft/runtime.hpp"
 #include "weft/scheduling_strategy.hpp"

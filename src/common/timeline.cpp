@@ -15,7 +15,8 @@ struct Ring {
   std::mutex mu;
   uint32_t tid = 0;
   std::string name;
-  std::vector<Event> slots;  // sized at the first record
+  std::unique_ptr<Event[]> slots;  // made when its thread is named or first records
+  uint64_t cap = 0;
   uint64_t head = 0;         // spans ever recorded
   uint64_t cleared = 0;      // head at the last clear()
   bool free = false;         // its thread ended: the next new thread takes it over
@@ -40,6 +41,11 @@ struct Holder {
       if (r->free) {
         r->free = false;
         r->name.clear();
+        if (r->cap != g_capacity.load(std::memory_order_relaxed)) {  // resized: start afresh
+          r->slots.reset();
+          r->cap = 0;
+          r->head = r->cleared = 0;
+        }
         ring = r;
         return;
       }
@@ -53,6 +59,11 @@ struct Holder {
     ring->free = true;
   }
 };
+
+void make_slots(Ring& r) {
+  r.cap = g_capacity.load(std::memory_order_relaxed);
+  r.slots = std::make_unique_for_overwrite<Event[]>(r.cap);
+}
 
 Ring& my_ring() {
   thread_local Holder mine;
@@ -88,6 +99,9 @@ void name_thread(std::string_view name) {
   Ring& r = my_ring();
   std::lock_guard<std::mutex> g(r.mu);
   if (r.name.empty()) r.name = name;
+  // The runtime's threads name themselves when they start: their ring is made then, not in the
+  // middle of their first span.
+  if (!r.slots && enabled()) make_slots(r);
 }
 
 void record(Kind kind, uint64_t start_ns, uint64_t end_ns, uint64_t id, uint64_t arg,
@@ -95,8 +109,8 @@ void record(Kind kind, uint64_t start_ns, uint64_t end_ns, uint64_t id, uint64_t
   if (!enabled()) return;
   Ring& r = my_ring();
   std::lock_guard<std::mutex> g(r.mu);
-  if (r.slots.empty()) r.slots.resize(g_capacity.load(std::memory_order_relaxed));
-  Event& e = r.slots[r.head % r.slots.size()];
+  if (!r.slots) make_slots(r);
+  Event& e = r.slots[r.head % r.cap];
   e.start_ns = start_ns;
   e.dur_ns = end_ns > start_ns ? end_ns - start_ns : 0;
   e.id = id;
@@ -120,7 +134,7 @@ std::vector<Track> collect() {
     Track t;
     t.tid = r->tid;
     t.name = r->name.empty() ? "thread " + std::to_string(r->tid) : r->name;
-    const uint64_t cap = r->slots.size();
+    const uint64_t cap = r->cap;
     const uint64_t live = r->head - r->cleared;
     const uint64_t n = std::min<uint64_t>(live, cap);
     t.dropped = live - n;

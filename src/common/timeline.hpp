@@ -28,13 +28,15 @@ enum class Kind : uint8_t {
 };
 const char* kind_name(Kind k);
 
+// Trivial on purpose: a ring's slots are left uninitialised until a span is written there, so
+// a new ring costs neither a 1 MiB zeroing nor its pages before they are used.
 struct Event {
-  uint64_t start_ns = 0;  // steady clock
-  uint64_t dur_ns = 0;
-  uint64_t id = 0;   // what the kind says (a function id, a rank)
-  uint64_t arg = 0;  // bytes or a count
-  Kind kind{};
-  char label[31] = {};  // a task's TaskOptions::name, cut to fit, NUL-terminated
+  uint64_t start_ns;  // steady clock
+  uint64_t dur_ns;
+  uint64_t id;   // what the kind says (a function id, a rank)
+  uint64_t arg;  // bytes or a count
+  Kind kind;
+  char label[31];  // a task's TaskOptions::name, cut to fit, NUL-terminated
 };
 
 // Off: record() returns at once. `events_per_thread`: the ring's size (at least 16).

@@ -69,17 +69,21 @@ int main(int argc, char** argv) {
     Trial best{0, 0, std::numeric_limits<double>::infinity()};
     size_t diverged = 0, done = 0;
     std::vector<int> per_rank(weft::world_size(), 0);
-    while (!pending.empty()) {
-      // Take whatever finished (at least one), so progress shows as the sweep runs.
-      auto [ready, rest] = weft::wait(pending, 1);
-      for (auto& r : ready) {
-        Trial t = r.get();
-        ++done;
-        ++per_rank[t.rank];
-        if (!std::isfinite(t.loss)) ++diverged;
-        if (t.loss < best.loss) best = t;
+    {  // the progress line ends before the summary is printed
+      weft::Progress progress("trials", points);  // on stderr, while it is a terminal
+      while (!pending.empty()) {
+        // Take whatever finished (at least one), so progress shows as the sweep runs.
+        auto [ready, rest] = weft::wait(pending, 1);
+        for (auto& r : ready) {
+          Trial t = r.get();
+          ++done;
+          ++per_rank[t.rank];
+          if (!std::isfinite(t.loss)) ++diverged;
+          if (t.loss < best.loss) best = t;
+        }
+        pending = std::move(rest);
+        progress.update(done);
       }
-      pending = std::move(rest);
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
