@@ -42,6 +42,7 @@ class Buffer {
     if (n < bytes_.size()) bytes_.resize(n);
   }
   void reserve(size_t n) { bytes_.reserve(n); }
+  size_t capacity() const { return bytes_.capacity(); }
   // Moves the bytes out; the buffer is empty afterwards.
   std::vector<char> take() {
     std::vector<char> out = std::move(bytes_);
