@@ -524,6 +524,9 @@ class EventLoop : public net::MessageSink {
   ExecGate gate_;  // this rank's resources, its bundles, and the work waiting for them
   StealPlanner steal_;
   std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
+  // The last request shape found feasible: feasibility reads only the ranks' totals, which never
+  // change, so a stream of tasks of one shape is checked once, not once per task.
+  std::optional<sched::ResourceSet> feasible_need_;
   RepeatedWarnings warnings_{std::chrono::seconds(10)};  // identical warnings, counted
   OpsCounters ops_;  // for weft status and metrics (submitter.cpp counts)
 

@@ -234,7 +234,10 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   };
   if (call->pg_target < 0) {  // a hard affinity names its node first
     if (auto why = affinity_infeasible(*call)) return infeasible(*why);
-    if (auto why = sched::check_feasible(call->need, view_)) return infeasible(why->message);
+    if (!feasible_need_ || *feasible_need_ != call->need) {
+      if (auto why = sched::check_feasible(call->need, view_)) return infeasible(why->message);
+      feasible_need_ = call->need;
+    }
   }
   bool reserved = false;
   std::string why;

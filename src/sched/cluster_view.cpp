@@ -124,8 +124,12 @@ double ClusterView::utilization(int rank) const {
 }
 
 void ClusterView::refresh(int rank) {
-  const size_t C = names_.size();
   to_dense(avail_[rank], scratch_.data());
+  refresh_from_scratch(rank);
+}
+
+void ClusterView::refresh_from_scratch(int rank) {
+  const size_t C = names_.size();
   int64_t util = 0;
   const int64_t* total = total_dense(rank);
   for (size_t c = 0; c < C; ++c) {
@@ -152,11 +156,18 @@ void ClusterView::refresh(int rank) {
 }
 
 void ClusterView::apply(int rank, const ResourceSet& delta, int sign) {
+  // The rank index holds the rank's free units densely: start from them and change only the
+  // delta's columns, instead of looking up every name of the rank's set again (a submitter does
+  // this twice per task).
+  const int64_t* cur = avail_dense(rank);
+  std::copy(cur, cur + names_.size(), scratch_.begin());
   for (const auto& [name, u] : delta) {
-    if (column(name) < 0) continue;  // a name no rank has cannot be held anywhere
-    avail_[rank].set_units(name, avail_[rank].units(name) + sign * u);
+    const int c = column(name);
+    if (c < 0) continue;  // a name no rank has cannot be held anywhere
+    scratch_[c] += sign * u;
+    avail_[rank].set_units(name, scratch_[c]);
   }
-  refresh(rank);
+  refresh_from_scratch(rank);
 }
 
 void ClusterView::allocate(int rank, const ResourceSet& need) { apply(rank, need, -1); }

@@ -85,6 +85,7 @@ class ClusterView {
  private:
   void apply(int rank, const ResourceSet& delta, int sign);
   void refresh(int rank);
+  void refresh_from_scratch(int rank);  // scratch_[0, columns()) holds the rank's free units
 
   std::vector<RankInfo> ranks_;
   std::vector<ResourceSet> avail_;

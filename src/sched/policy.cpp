@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include <boost/container/small_vector.hpp>
+
 namespace weft::sched {
 namespace {
 
 // Demand over the rank index's columns: resources, then the headroom floor.
 struct Demand {
-  std::vector<int64_t> v;
+  boost::container::small_vector<int64_t, 8> v;  // a handful of columns: no heap per pick
   bool known;
   Demand(const ClusterView& view, const ResourceSet& need) : v(view.columns() + 1, 0) {
     known = view.to_dense(need, v.data());

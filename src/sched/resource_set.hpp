@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace weft::sched {
 
 class ResourceSet {
@@ -45,7 +47,8 @@ class ResourceSet {
   std::string str() const;
 
   // Iteration in name order over (name, fixed-point units).
-  const std::vector<Entry>& entries() const { return entries_; }
+  using Entries = boost::container::small_vector<Entry, 2>;
+  const Entries& entries() const { return entries_; }
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
 
@@ -63,7 +66,10 @@ class ResourceSet {
   static std::string format_units(int64_t units);
 
  private:
-  std::vector<Entry> entries_;  // sorted by name, no zero amounts
+  // Sorted by name, no zero amounts. A task's demand names one or two resources: kept inline,
+  // the copies a submission makes (its call, the in-flight record, the executor's item) cost no
+  // heap allocation.
+  Entries entries_;
 };
 
 }  // namespace weft::sched
