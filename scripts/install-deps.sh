@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config
       libboost-serialization-dev libgtest-dev libbenchmark-dev
       nlohmann-json3-dev libcli11-dev
       slurm-wlm munge libpmix-dev
-      iproute2 iputils-ping python3)
+      iproute2 iputils-ping python3 python3-prometheus-client)
 # `install-deps.sh fuzz`: also clang and its runtimes (libFuzzer), for tests/fuzz/run_fuzz.sh.
 if [[ "${1:-}" == "fuzz" ]]; then
   pkgs+=(clang libclang-rt-14-dev)

@@ -108,6 +108,22 @@ expect_in "$M/logs.txt" "\\[weft r3 I .*rank 3/4 up" "logs: a rank's info lines 
 python3 "$HERE/prom_check.py" --require weft_tasks_submitted_total --require weft_store_used_bytes \
   --require weft_pending_items --require weft_messages_sent_total < "$M/metrics.txt" \
   && pass "metrics parse as Prometheus text" || fail "metrics:"
+# And with Prometheus's own Python parser: Debian's python3-prometheus-client (installed by
+# scripts/install-deps.sh), so Debian's /usr/bin/python3 whatever python3 is first on PATH.
+/usr/bin/python3 - "$M/metrics.txt" > "$M/promclient.txt" <<'PY' && pass "metrics parse with prometheus_client ($(cat "$M/promclient.txt"))" || fail "prometheus_client: $(cat "$M/promclient.txt")"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+# The client strips _total from a counter's family name.
+need = ["weft_tasks_submitted", "weft_store_used_bytes", "weft_pending_items", "weft_ranks"]
+missing = [n for n in need if n not in fams]
+if missing:
+    print("missing families", missing); sys.exit(1)
+alive = [s.value for s in fams["weft_ranks"].samples if s.labels.get("state") == "alive"]
+if alive != [4.0]:
+    print("weft_ranks{state=alive} is", alive); sys.exit(1)
+print(len(fams), "families,", sum(len(f.samples) for f in fams.values()), "samples")
+PY
 expect_in "$M/metrics.txt" '^weft_tasks_infeasible_total\{rank="0"\} 1$' "metrics: one infeasible task"
 expect_in "$M/metrics.txt" '^weft_ranks\{state="alive"\} 4$' "metrics: 4 ranks alive"
 
