@@ -395,6 +395,7 @@ class EventLoop : public net::MessageSink {
  private:
   ObjectPuller& puller();
   void carry_out(ObjectPuller::Outbox& out);  // what the puller returned: messages, RMA reads
+  size_t pull_room_tick();  // copies waiting for store room tried again (ObjectPuller::retry_room)
   void pull_object(const ObjectId& id, int holder, size_t size, bool owner_record, PulledFn done);
   // Executor: opens or pulls the item's kStored arguments, pins them, then queues the task (or
   // hands the call to its actor); false when it has none (stored_args.cpp).

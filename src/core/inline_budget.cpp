@@ -48,7 +48,8 @@ size_t inline_owner_limit(const Config& cfg) {
   return static_cast<size_t>(v);
 }
 
-std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::vector<char> bytes) {
+std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::vector<char> bytes,
+                                                     bool may_wait) {
   ObjectStoreClient* c = store_client();
   if (!c) return std::make_shared<detail::InlinePayload>(std::move(bytes));
   const size_t charge = InlineBudget::charge(bytes.size());
@@ -67,7 +68,7 @@ std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::ve
         const auto& b = *static_cast<const std::vector<char>*>(v);
         if (!b.empty()) std::memcpy(dst, b.data(), b.size());
       },
-      &bytes);
+      &bytes, may_wait);
 }
 
 std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, size_t size,

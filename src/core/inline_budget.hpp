@@ -78,8 +78,10 @@ class BudgetedPayload final : public detail::Payload {
 
 // The payload of a small value this rank owns: inline (charged) while the budget allows, else a
 // primary in this node's store. Without a store (none started) the value stays inline.
-// Throws ObjectStoreFullError / SpillError when the store cannot take it either.
-std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::vector<char> bytes);
+// Throws ObjectStoreFullError / SpillError when the store cannot take it either. `may_wait`
+// false (the event loop): the store's room there is now, else a fallback file, never a wait.
+std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::vector<char> bytes,
+                                                     bool may_wait = true);
 // The same for a value written by `fill` (put of a value whose encoded size is known).
 std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, size_t size,
                                                      void (*fill)(char*, const void*),

@@ -73,6 +73,7 @@ size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   n += transport_.poll(*this);
   n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
   n += steal_tick(now);   // backlog reports and steal requests (work_stealing.cpp)
+  if (puller_ && puller_->room_due(now)) n += pull_room_tick();  // object_transfer.cpp
   if (warnings_.has_repeats()) log_repeated_warnings(now, /*final=*/false);
   if (gather_ && gather_->active()) gather_->expire(now);  // ranks that did not answer in time
   t_in_turn = false;

@@ -142,44 +142,58 @@ void ObjectPuller::on_reply(int src, const char* data, size_t len, Outbox& out) 
   if (mode == PullMode::kError) return finish(id, r.get_str());
   if (mode != PullMode::kSegment && mode != PullMode::kBytes)
     throw SerializationError("kPullReply: unknown mode " + std::to_string(int(mode)));
-  uint64_t offset = 0, size = 0;
-  const char* bytes = nullptr;
-  if (mode == PullMode::kSegment) {
-    offset = r.get<uint64_t>();
-    size = r.get<uint64_t>();
+  HeldReply reply;
+  reply.src = src;
+  reply.segment = mode == PullMode::kSegment;
+  if (reply.segment) {
+    reply.offset = r.get<uint64_t>();
+    reply.size = r.get<uint64_t>();
   } else {
     auto [p, n] = r.rest();
-    bytes = p;
-    size = n;
+    reply.bytes.assign(p, p + n);
+    reply.size = n;
   }
+  reply.room_deadline_ns = store::monotonic_ns() + store_->alloc_timeout_ns();
+  make_copy(id, it->second, std::move(reply), out);
+}
+
+void ObjectPuller::make_copy(const ObjectId& id, Pull& pull, HeldReply reply, Outbox& out) {
   // The holder unpins once this node has its copy, or will never make one.
   auto done_with_holder = [&] {
-    if (mode == PullMode::kSegment) out.msgs.push_back(OutMsg{src, Msg::kPullDone, id_body(id)});
+    if (reply.segment) out.msgs.push_back(OutMsg{reply.src, Msg::kPullDone, id_body(id)});
   };
   std::optional<store::CreateResult> made;
   try {
-    made.emplace(store_->create(id, size, /*primary=*/false));
+    // Never waits: this runs on the event loop, whose turns carry the heartbeats. No room yet
+    // while spilling can make some: the reply is held and tried again on the next rounds
+    // (recheck), until alloc_timeout, after which the store gives a fallback file.
+    made.emplace(store_->try_create(id, reply.size, /*primary=*/false, reply.room_deadline_ns));
   } catch (const std::exception& e) {
     // A real failure (full, a fallback file that cannot be made): no copy is coming from
     // anywhere, so the waiters learn it now.
     done_with_holder();
-    it->second.error_kind = dynamic_cast<const ObjectStoreFullError*>(&e)
-                                ? detail::ErrorKind::kStoreFull
-                                : detail::ErrorKind::kGeneric;
+    pull.error_kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
+                                                                    : detail::ErrorKind::kGeneric;
     return finish(id, std::string("no copy can be made in this node's object store: ") + e.what());
   }
+  if (made->status() == store::CreateStatus::kNoRoomYet) {
+    pull.room = std::move(reply);
+    if (!room_next_) room_next_ = Clock::now() + kRoomRetry;
+    return;
+  }
+  pull.room.reset();
   if (!made->created()) {
     // Another rank of this node made (kExists) or is making (kInProgress) the same copy.
     done_with_holder();
-    it->second.copy_deadline = Clock::now() + kCopyWait;
-    return await_copy(id, it->second, Clock::now(), out);
+    pull.copy_deadline = Clock::now() + kCopyWait;
+    return await_copy(id, pull, Clock::now(), out);
   }
   auto copy = std::make_shared<store::WritableObject>(std::move(made->object()));
-  if (mode == PullMode::kBytes) {
-    if (size) std::memcpy(copy->data().data(), bytes, size);
+  if (!reply.segment) {
+    if (reply.size) std::memcpy(copy->data().data(), reply.bytes.data(), reply.size);
     return finish(id, "", seal_for_waiters(*copy));
   }
-  out.reads.push_back(Read{id, src, offset, size, std::move(copy)});
+  out.reads.push_back(Read{id, reply.src, reply.offset, reply.size, std::move(copy)});
 }
 
 void ObjectPuller::on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out) {
@@ -228,6 +242,23 @@ void ObjectPuller::recheck(Clock::time_point now, Outbox& out) {
     if (p.copy_deadline) waiting.push_back(id);
   for (const auto& id : waiting)
     if (auto it = pulls_.find(id); it != pulls_.end()) await_copy(id, it->second, now, out);
+}
+
+size_t ObjectPuller::retry_room(Outbox& out) {
+  room_next_.reset();
+  std::vector<ObjectId> held;
+  for (const auto& [id, p] : pulls_)
+    if (p.room) held.push_back(id);
+  size_t made = 0;
+  for (const auto& id : held) {
+    auto it = pulls_.find(id);
+    if (it == pulls_.end() || !it->second.room) continue;
+    HeldReply reply = std::move(*it->second.room);
+    it->second.room.reset();
+    make_copy(id, it->second, std::move(reply), out);
+    if (auto again = pulls_.find(id); again == pulls_.end() || !again->second.room) ++made;
+  }
+  return made;
 }
 
 void ObjectPuller::on_request(int src, const char* data, size_t len, Outbox& out) {
@@ -284,6 +315,7 @@ void ObjectPuller::peer_failed(int rank, const std::string& reason, Outbox& out)
                    << rank << ", which held it, failed (" << reason << ")";
     p.holder = other;
     p.copy_deadline.reset();
+    p.room.reset();  // a reply of the failed holder, held for room: its pin is gone with it
     ++p.requests;
     request(id, other, out);
   }

@@ -7,7 +7,9 @@
 // Pull protocol (reader R, holder H on another node):
 //   R → H kPullRequest(id)       H pins the object (restoring it if spilled) so it cannot move
 //   H → R kPullReply(offset)     or the bytes (objects in a fallback file), or an error
-//   R: create a secondary, RMA-read into it, seal
+//   R: create a secondary, RMA-read into it, seal. The create never waits on the loop (its
+//      turns carry the heartbeats): with no room yet the reply is held and tried again every
+//      kRoomRetry while spilling makes room, and after alloc_timeout a fallback file is used.
 //   R → H kPullDone(id)          H unpins
 // Two ranks of R's node pulling the same object race to create the secondary: the store tells
 // the loser (kExists / kInProgress) and it waits for the winner's copy, asking H itself if the
@@ -89,6 +91,12 @@ class ObjectPuller {
   void on_read_done(const Read& r, bool ok, const std::string& error, Outbox& out);
   // Pulls waiting for another rank of this node to finish the same copy, looked at again.
   void recheck(Clock::time_point now, Outbox& out);
+  // Copies waiting for room in this node's store are tried again from the loop's turns, at most
+  // every kRoomRetry (a turn that finds none due costs one comparison, and the loop may park
+  // meanwhile). retry_room returns how many stopped waiting (made, or failed).
+  static constexpr auto kRoomRetry = std::chrono::milliseconds(1);
+  bool room_due(Clock::time_point now) const { return room_next_ && now >= *room_next_; }
+  size_t retry_room(Outbox& out);
   size_t pulls() const { return pulls_.size(); }
 
   // --- holder -----------------------------------------------------------------------------------
@@ -105,6 +113,16 @@ class ObjectPuller {
     bool owner_record = false;
     PulledFn done;
   };
+  // A holder's kPullReply whose copy is not made yet: the store had no room at once
+  // (NodeStore::try_create said kNoRoomYet), and recheck() tries again until the deadline.
+  struct HeldReply {
+    int src = -1;
+    bool segment = true;    // RMA from `offset` of src's segment; else `bytes` came inline
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    std::vector<char> bytes;
+    int64_t room_deadline_ns = 0;  // store::monotonic_ns(): then a fallback file, no more waiting
+  };
   struct Pull {
     int holder = -1;
     size_t size = 0;
@@ -114,6 +132,7 @@ class ObjectPuller {
     detail::ErrorKind error_kind = detail::ErrorKind::kObjectLost;
     int requests = 0;                                // kPullRequests sent
     std::optional<Clock::time_point> copy_deadline;  // set while another rank makes the copy
+    std::optional<HeldReply> room;                   // the holder's reply, waiting for room
   };
   // Every waiter of `id` gets the copy now in this node's store, or `error`.
   void finish(const ObjectId& id, const std::string& error,
@@ -121,6 +140,9 @@ class ObjectPuller {
   static std::optional<store::ObjectView> seal_for_waiters(store::WritableObject& copy);
   void request(const ObjectId& id, int holder, Outbox& out);
   void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
+  // The copy of `reply`'s bytes in this node's store: an RMA read to start, the bytes copied
+  // and sealed, another rank's copy to wait for, or the reply held until there is room.
+  void make_copy(const ObjectId& id, Pull& pull, HeldReply reply, Outbox& out);
   bool failed(int rank) const { return failed_ && failed_->contains(rank); }
   // Where to pull `id` from when `holder` has failed: its owner, which keeps a copy on its node;
   // -1 when that is this rank (its own copy is what failed) or the owner failed too.
@@ -130,6 +152,7 @@ class ObjectPuller {
   store::NodeStore* store_;
   const FailedRanks* failed_;
   std::unordered_map<ObjectId, Pull> pulls_;
+  std::optional<Clock::time_point> room_next_;  // when held-for-room copies are tried again
   // (reader rank, object) → views pinned until the reader says its copy is done.
   std::multimap<std::pair<int, ObjectId>, store::ObjectView> lent_;
 };

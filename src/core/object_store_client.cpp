@@ -182,8 +182,12 @@ void ObjectStoreClient::close(MPI_Comm world, const std::vector<int>& failed) {
 ObjectStoreClient::~ObjectStoreClient() = default;
 
 std::shared_ptr<const detail::Payload> ObjectStoreClient::put_primary(
-    const ObjectId& id, size_t size, void (*fill)(char*, const void*), const void* ctx) {
-  store::WritableObject w = store_->create(id, size, /*primary=*/true).take();
+    const ObjectId& id, size_t size, void (*fill)(char*, const void*), const void* ctx,
+    bool may_wait) {
+  store::WritableObject w =
+      (may_wait ? store_->create(id, size, /*primary=*/true)
+                : store_->try_create(id, size, /*primary=*/true, store::monotonic_ns()))
+          .take();
   fill(reinterpret_cast<char*>(w.data().data()), ctx);
   w.seal();
   return std::make_shared<StorePayload>(id, topo_.rank, size, /*owner_record=*/true, std::nullopt);

@@ -76,11 +76,13 @@ class ObjectStoreClient {
   size_t inline_threshold() const { return inline_threshold_; }
   const net::Topology& topology() const { return topo_; }
 
-  // Puts `size` bytes written by `fill` as a primary owned by this rank. Pool or user threads.
+  // Puts `size` bytes written by `fill` as a primary owned by this rank. Pool or user threads
+  // may wait for room (alloc_timeout); the event loop, whose turns carry the heartbeats, must
+  // not (`may_wait` false: the room there is now, else a fallback file at once).
   // Throws ObjectStoreFullError / SpillError from the store.
   std::shared_ptr<const detail::Payload> put_primary(const ObjectId& id, size_t size,
                                                      void (*fill)(char*, const void*),
-                                                     const void* ctx);
+                                                     const void* ctx, bool may_wait = true);
 
  private:
   ObjectStoreClient(const net::Topology& topo) : topo_(topo) {}

@@ -43,6 +43,13 @@ ObjectPuller& EventLoop::puller() {
   return *puller_;
 }
 
+size_t EventLoop::pull_room_tick() {
+  ObjectPuller::Outbox out;
+  const size_t n = puller_->retry_room(out);
+  carry_out(out);
+  return n;
+}
+
 void EventLoop::carry_out(ObjectPuller::Outbox& out) {
   send_all(out.msgs);
   for (auto& r : out.bytes)

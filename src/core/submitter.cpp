@@ -334,7 +334,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
   if (StatePtr s = objects_.find(id)) {
     if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
       try {
-        stored = owned_payload(id, std::vector<char>(data, data + len));
+        stored = owned_payload(id, std::vector<char>(data, data + len), /*may_wait=*/false);
       } catch (const std::exception& e) {
         ok = false;
         err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull

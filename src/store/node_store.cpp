@@ -174,6 +174,8 @@ const char* to_string(CreateStatus s) {
       return "already exists";
     case CreateStatus::kInProgress:
       return "being written by another process";
+    case CreateStatus::kNoRoomYet:
+      return "waiting for room";
   }
   return "?";
 }
@@ -210,6 +212,19 @@ WritableObject CreateResult::take() && {
 }
 
 CreateResult NodeStore::create(const ObjectId& id, size_t size, bool primary) {
+  return create_at(id, size, primary, monotonic_ns() + hdr()->alloc_timeout_ms * 1000000,
+                   /*may_wait=*/true);
+}
+
+int64_t NodeStore::alloc_timeout_ns() const { return hdr()->alloc_timeout_ms * 1000000; }
+
+CreateResult NodeStore::try_create(const ObjectId& id, size_t size, bool primary,
+                                   int64_t deadline_ns) {
+  return create_at(id, size, primary, deadline_ns, /*may_wait=*/false);
+}
+
+CreateResult NodeStore::create_at(const ObjectId& id, size_t size, bool primary,
+                                  int64_t deadline_ns, bool may_wait) {
   SegmentLock lk(&hdr()->sync, repair_fn_);
   ObjectTable t = table();
   if (const int32_t found = t.find(id); found >= 0) {
@@ -248,11 +263,16 @@ CreateResult NodeStore::create(const ObjectId& id, size_t size, bool primary) {
   const uint32_t gen = en.generation;
   Placement p;
   try {
-    p = make_room(lk, id, size, primary);
+    p = make_room(lk, id, size, primary, deadline_ns, may_wait);
   } catch (...) {
     t.erase(e);
     lk.notify_waiters();
     throw;
+  }
+  if (p.later) {  // try_create: nothing was taken; the entry goes until the caller asks again
+    t.erase(e);
+    lk.notify_waiters();
+    return CreateResult(CreateStatus::kNoRoomYet, id, name_, std::nullopt);
   }
   if (!p.fallback) {
     en.loc = Location::kMemory;

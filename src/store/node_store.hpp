@@ -108,6 +108,7 @@ enum class CreateStatus : uint8_t {
   kCreated,     // a new object, the caller's to fill and seal
   kExists,      // sealed on this node already: get() it
   kInProgress,  // another writer of this node (this rank or another) is filling it now
+  kNoRoomYet,   // try_create only: no room now, and spilling may make some before the deadline
 };
 const char* to_string(CreateStatus s);
 
@@ -174,6 +175,14 @@ class NodeStore {
   // table full), weft::Error (a fallback file that cannot be created or mapped; an id whose
   // writer died, or that is being removed, which can never become readable).
   CreateResult create(const ObjectId& id, size_t size, bool primary);
+  // create() for a thread that must not wait (an event loop, whose heartbeats would stop): the
+  // room there is now (evicting secondaries), else kNoRoomYet while it is before `deadline_ns`
+  // (monotonic_ns()) and spilling can still help; the spiller is asked for room until then, and
+  // the caller tries again later with the same deadline. From the deadline on, or when spilling
+  // cannot help, a fallback file as create() makes after its wait. Errors as create().
+  CreateResult try_create(const ObjectId& id, size_t size, bool primary, int64_t deadline_ns);
+  // The segment's alloc_timeout, in ns: how long create() waits for room.
+  int64_t alloc_timeout_ns() const;
   // Zero-copy view, pinned while it lives; restores a spilled object transparently (throws
   // SpillError if its file is missing or corrupted). nullopt if the node does not hold it.
   std::optional<ObjectView> get(const ObjectId& id);
@@ -201,6 +210,7 @@ class NodeStore {
   friend class WritableObject;
   struct Placement {
     bool fallback = false;
+    bool later = false;  // try_create: no room yet, ask again (nothing was taken)
     uint64_t offset = 0;
   };
 
@@ -212,7 +222,13 @@ class NodeStore {
   void lock_and(const std::function<void(SegmentLock&)>& fn) const;
 
   // node_store_room.cpp: making room (evict, wait for spilling, fall back).
+  // Waits (under `lk`) until `deadline_ns` for eviction or spilling to make room; with
+  // `may_wait` false it returns `later` instead of waiting.
+  Placement make_room(SegmentLock& lk, const ObjectId& id, uint64_t size, bool primary,
+                      int64_t deadline_ns, bool may_wait);
   Placement make_room(SegmentLock& lk, const ObjectId& id, uint64_t size, bool primary);
+  CreateResult create_at(const ObjectId& id, size_t size, bool primary, int64_t deadline_ns,
+                         bool may_wait);
   bool evict_one_secondary();
   bool spill_can_help() const;
   void reserve_disk(const ObjectId& id, uint64_t size, const std::string& path);

@@ -20,10 +20,15 @@ namespace weft::store {
 
 NodeStore::Placement NodeStore::make_room(SegmentLock& lk, const ObjectId& id, uint64_t size,
                                           bool primary) {
+  return make_room(lk, id, size, primary, monotonic_ns() + hdr()->alloc_timeout_ms * 1000000,
+                   /*may_wait=*/true);
+}
+
+NodeStore::Placement NodeStore::make_room(SegmentLock& lk, const ObjectId& id, uint64_t size,
+                                          bool primary, int64_t deadline, bool may_wait) {
   SegmentHeader* h = hdr();
   Allocator a = alloc();
   if (Allocator::block_bytes(size) <= a.region_size()) {
-    const int64_t deadline = monotonic_ns() + h->alloc_timeout_ms * 1000000;
     for (;;) {
       if (auto off = a.allocate(size)) {
         const double threshold = h->spill_threshold * double(h->capacity);
@@ -32,18 +37,19 @@ NodeStore::Placement NodeStore::make_room(SegmentLock& lk, const ObjectId& id, u
         if (primary && was_below && double(h->primary_bytes) >= threshold) {
           lk.notify_all();  // crossing the threshold: wake the spiller now, not at its next poll
         }
-        return Placement{false, *off};
+        return Placement{false, false, *off};
       }
       if (evict_one_secondary()) continue;
       const int64_t now = monotonic_ns();
       if (now >= deadline || !spill_can_help()) break;
       h->room_wanted_until_ns = std::max(h->room_wanted_until_ns, deadline);
       lk.notify_all();
+      if (!may_wait) return Placement{false, true, 0};
       lk.wait_for(std::chrono::nanoseconds(std::min<int64_t>(deadline - now, 10000000)));
     }
   }
   reserve_disk(id, size, fallback_path(spill_dir_, id));
-  return Placement{true, 0};
+  return Placement{true, false, 0};
 }
 
 bool NodeStore::evict_one_secondary() {

@@ -3,16 +3,18 @@
 // from the holder's segment. A pull copies every byte and unpins the holder; two waiters make
 // one request; a second rank of the reader's node waits for the first one's copy, and asks the
 // holder itself when that copy is given up; a failed holder fails its pulls; a failed reader's
-// pins go.
+// pins go; a copy without room is held and made once spilling frees room.
 #include "core/object_puller.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/object_store_client.hpp"
@@ -401,6 +403,44 @@ TEST(ObjectPuller, ARankWithoutAStoreFailsThePullSayingSo) {
   p.pull(kId, 0, kMiB, false, into(got), out);
   EXPECT_TRUE(out.msgs.empty());
   EXPECT_NE(got.error.message.find("no object store on rank 1"), std::string::npos);
+}
+
+// The reader's node store is full of a spillable primary: the copy is not made at the reply,
+// and the reply is held instead of waiting there (the loop's turns carry heartbeats); it is
+// made from a later retry_room once spilling freed room, every byte right.
+TEST(ObjectPuller, AReplyWithoutRoomIsHeldAndMadeOnceSpillingFreesRoom) {
+  Cluster c;
+  const ObjectId filler{1, 0, 7};
+  {
+    store::WritableObject w = c.node1.store->create(filler, 12 * kMiB, /*primary=*/true).take();
+    w.seal();
+  }
+  put_primary(*c.node0.store, 6 * kMiB);
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, 6 * kMiB, false, into(got), out);
+  ObjectPuller::Outbox r = c.answer(c.reader, 1, out.msgs.at(0));
+  EXPECT_TRUE(r.reads.empty()) << "no room yet: no copy to read into";
+  EXPECT_EQ(got.calls, 0);
+  EXPECT_EQ(c.reader.pulls(), 1u);
+  EXPECT_EQ(c.holder.lent(), 1u) << "the holder keeps its pin while the reader waits for room";
+  EXPECT_FALSE(c.reader.room_due(ObjectPuller::Clock::now())) << "retried after kRoomRetry";
+  ObjectPuller::Outbox again;
+  for (int i = 0; i < 30000 && again.reads.empty() && got.calls == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (c.reader.room_due(ObjectPuller::Clock::now())) c.reader.retry_room(again);
+  }
+  ASSERT_EQ(again.reads.size(), 1u) << got.error.message;
+  c.rma(again.reads[0]);
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(again.reads[0], true, "", done);
+  ASSERT_TRUE(got.payload) << got.error.message;
+  expect_pattern(*got.payload, 6 * kMiB);
+  EXPECT_FALSE(c.reader.room_due(ObjectPuller::Clock::now() + std::chrono::seconds(1)));
+  const OutMsg* pd = find(done, Msg::kPullDone);
+  ASSERT_NE(pd, nullptr);
+  c.holder.on_done(1, pd->body.data(), pd->body.size());
+  EXPECT_EQ(c.holder.lent(), 0u);
 }
 
 }  // namespace

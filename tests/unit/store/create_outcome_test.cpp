@@ -3,7 +3,10 @@
 // errors and never pass for "already exists" (the pull path waits only on the latter).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
+#include <thread>
 #include <string>
 
 #include "store/node_store.hpp"
@@ -186,6 +189,49 @@ TEST(NodeStoreCreate, TakeOfAnIdInProgressIsATypedError) {
   auto s = NodeStore::create(t.opts);
   WritableObject w = s->create(oid(1), 64, true).take();
   EXPECT_THROW(s->create(oid(1), 64, true).take(), Error);
+}
+
+// try_create is create() for an event loop: it never waits. With no room while spilling can
+// make some, it says kNoRoomYet and leaves nothing behind, and the spiller is asked for room;
+// asked again, it creates in memory once the spill freed room; from its deadline on (or when
+// spilling cannot help) it gives a fallback file, as create() does after its wait.
+TEST(NodeStoreCreate, TryCreateNeverWaitsAndIsAFallbackFileFromItsDeadline) {
+  TempStore t(4 * kMiB);
+  t.opts.alloc_timeout = std::chrono::milliseconds(60000);  // create() would wait a minute
+  auto s = NodeStore::create(t.opts);
+  put(*s, 1, 3 * kMiB, true);  // unpinned primary below the spill threshold: spillable
+  const int64_t deadline = monotonic_ns() + int64_t(30) * 1000000000;
+  CreateResult first = s->try_create(oid(2), 3 * kMiB, false, deadline);
+  ASSERT_EQ(first.status(), CreateStatus::kNoRoomYet) << to_string(first.status());
+  EXPECT_FALSE(first.created());
+  EXPECT_EQ(s->presence(oid(2)), Presence::kAbsent) << "a refused try leaves nothing behind";
+  // The spiller was asked for room: a later try finds it in memory.
+  std::optional<CreateResult> made;
+  for (int i = 0; i < 30000 && !made; ++i) {
+    CreateResult r = s->try_create(oid(2), 3 * kMiB, false, deadline);
+    if (r.status() == CreateStatus::kNoRoomYet) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    made.emplace(std::move(r));
+  }
+  ASSERT_TRUE(made && made->created()) << "no room was ever made";
+  EXPECT_TRUE(made->object().in_segment());
+  EXPECT_EQ(s->presence(oid(1)), Presence::kSealed);  // spilled, not lost
+  EXPECT_GT(s->stats().spilled_bytes, 0u);
+  // The store is full of an unsealed object now (spilling cannot help): a fallback file at once,
+  // whatever the deadline.
+  CreateResult fb = s->try_create(oid(3), 2 * kMiB, false, deadline);
+  ASSERT_TRUE(fb.created()) << to_string(fb.status());
+  EXPECT_FALSE(fb.object().in_segment());
+  // A deadline already past: even where spilling could make room, a fallback file at once.
+  TempStore t2(4 * kMiB);
+  t2.opts.alloc_timeout = std::chrono::milliseconds(60000);
+  auto s2 = NodeStore::create(t2.opts);
+  put(*s2, 1, 3 * kMiB, true);
+  CreateResult late = s2->try_create(oid(2), 3 * kMiB, false, monotonic_ns());
+  ASSERT_TRUE(late.created()) << to_string(late.status());
+  EXPECT_FALSE(late.object().in_segment());
 }
 
 }  // namespace
