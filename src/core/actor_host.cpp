@@ -233,13 +233,7 @@ void EventLoop::kill_local_actor(ActorInstance& a, const std::string& why) {
   a.held = sched::ResourceSet{};
   a.grant = sched::GpuGrant{};
   if (a.running == 0) a.object.reset();
-  if (!a.name.empty()) {
-    serde::Buffer b;
-    WireWriter w(b);
-    w.put_str(a.name);
-    w.put<ActorId>(a.id);
-    send(0, Msg::kNameRelease, b);
-  }
+  if (!a.name.empty()) send_name_release(a.name, a.id);
   start_ready_exec();
 }
 

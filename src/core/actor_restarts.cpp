@@ -8,6 +8,10 @@
 // max_restarts is used up (-1: never) the actor is dead and every call fails with
 // ActorDiedError saying how many restarts ran and where.
 //
+// A named actor's entry in the head's directory follows it: the creator sends kNameUpdate with
+// each new incarnation's rank, and kNameRelease when it gives up (the head itself frees the
+// names of actors without restarts when their rank fails: ActorDirectory::drop_host).
+//
 // Handles stay valid. A caller with a stale rank (it failed) relocates the call: the creator
 // knows the current incarnation at once; another rank parks it in its UnplacedActor entry and
 // asks the creator (kActorWhere naming the rank it knows failed; the creator answers only once
@@ -80,6 +84,7 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
                              std::to_string(rank) + " (" + reason + ")";
     auto give_up = [&](const std::string& why) {
       life.dead = true;
+      if (!spec.opts.name.empty()) send_name_release(spec.opts.name, id);  // the name is free
       u.rank = -1;
       u.failed = u.died = true;
       u.error = detail::ErrorInfo{
@@ -113,6 +118,8 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
                    << life.restarts << " of "
                    << (max < 0 ? std::string("no limit") : std::to_string(max)) << ")";
     send_creation(*life.spec, life.incarnation, life.spec->contained, life.checkpointed);
+    // get_actor(name) finds the new incarnation, not the rank that failed.
+    if (!spec.opts.name.empty()) send_name_update(spec.opts.name, life.spec->actor);
     u.rank = target;
     u.failed = u.died = false;
     {

@@ -209,6 +209,11 @@ void EventLoop::on_peer_failed(int rank, const std::string& reason) {
   }
   WEFT_LOG(Error) << topo_.describe(rank) << " failed: " << reason;
   heartbeat_peer_failed(rank, reason);  // the head tells every rank (heartbeats.cpp)
+  if (rank_ == 0) {  // names of actors that died with it for good are free again
+    for (const std::string& name : directory_.drop_host(rank))
+      WEFT_LOG(Info) << "named actor '" << name << "' died with rank " << rank
+                     << " and is not restarted; the name is free";
+  }
   // Tasks first: one whose result this rank was still copying from there is re-run, so the
   // copy's failure (next) finds an attempt given up on, not the task's final answer.
   fail_work_on(rank, reason);
@@ -281,6 +286,31 @@ void EventLoop::handle_name_release(const char* data, size_t len) {
   std::string name = r.get_str();
   auto id = r.get<ActorId>();
   directory_.remove(name, id);
+}
+
+void EventLoop::handle_name_update(const char* data, size_t len) {
+  WireReader r(data, len);
+  std::string name = r.get_str();
+  auto ref = r.get<detail::ActorRef>();
+  if (directory_.update(name, ref))
+    WEFT_LOG(Info) << "named actor '" << name << "' (" << ref.id.str() << ") now lives on rank "
+                   << ref.rank;
+}
+
+void EventLoop::send_name_update(const std::string& name, const detail::ActorRef& ref) {
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put_str(name);
+  w.put<detail::ActorRef>(ref);
+  send(0, Msg::kNameUpdate, b);
+}
+
+void EventLoop::send_name_release(const std::string& name, const ActorId& id) {
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put_str(name);
+  w.put<ActorId>(id);
+  send(0, Msg::kNameRelease, b);
 }
 
 }  // namespace weft::core

@@ -378,6 +378,10 @@ class EventLoop : public net::MessageSink {
   void handle_name_lookup(int src, const char* data, size_t len);
   void handle_name_reply(const char* data, size_t len);
   void handle_name_release(const char* data, size_t len);
+  void handle_name_update(const char* data, size_t len);
+  // A named actor's creator tells the head where it lives now, or that it is gone for good.
+  void send_name_update(const std::string& name, const detail::ActorRef& ref);
+  void send_name_release(const std::string& name, const ActorId& id);
   void handle_shutdown(const char* data, size_t len);  // message_handlers.cpp
 
   // the job's state across ranks, for the control socket (state_queries.cpp,

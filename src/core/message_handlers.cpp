@@ -59,6 +59,7 @@ void EventLoop::on_message(int src, uint16_t type, const char* data, size_t len)
     on(Msg::kNameLookup, route<&EventLoop::handle_name_lookup>);
     on(Msg::kNameReply, route<&EventLoop::handle_name_reply>);
     on(Msg::kNameRelease, route<&EventLoop::handle_name_release>);
+    on(Msg::kNameUpdate, route<&EventLoop::handle_name_update>);
     on(Msg::kShutdown, route<&EventLoop::handle_shutdown>);
     // placement groups (pg_*.cpp)
     on(Msg::kPgCreate, route<&EventLoop::handle_pg_create>);

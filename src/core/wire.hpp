@@ -29,7 +29,7 @@ enum class Msg : uint16_t {
   kNameRegister = 8,   // creator → head
   kNameReply = 9,      // head → requester (register and lookup)
   kNameLookup = 10,    // anyone → head
-  kNameRelease = 11,   // host → head, when a named actor dies
+  kNameRelease = 11,   // host or creator → head, when a named actor dies for good
   kShutdown = 12,      // head → all
   kTaskMoved = 13,     // victim → owner: a queued task of yours now runs at this rank
   kBacklog = 14,       // rank → all: this many stealable tasks wait at my gate (work_stealing.cpp)
@@ -66,6 +66,7 @@ enum class Msg : uint16_t {
   kActorCheckpointed = 45,  // host → creator: this actor's first checkpoint is durable
   kStateQuery = 46,    // rank 0 → rank: send me your part of the job's state (state_queries.cpp)
   kStateReply = 47,    // rank → rank 0: the part, as MessagePack
+  kNameUpdate = 48,    // creator → head: a named actor restarted on another rank
 };
 
 class WireWriter {

@@ -17,4 +17,25 @@ void ActorDirectory::remove(const std::string& name, const ActorId& id) {
   if (it != names_.end() && it->second.id == id) names_.erase(it);
 }
 
+bool ActorDirectory::update(const std::string& name, const detail::ActorRef& ref) {
+  auto it = names_.find(name);
+  if (it == names_.end() || !(it->second.id == ref.id)) return false;
+  it->second = ref;
+  return true;
+}
+
+std::vector<std::string> ActorDirectory::drop_host(int rank) {
+  std::vector<std::string> gone;
+  for (auto it = names_.begin(); it != names_.end();) {
+    const detail::ActorRef& a = it->second;
+    if (a.rank == rank && (a.max_restarts == 0 || a.id.creator == rank)) {
+      gone.push_back(it->first);
+      it = names_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return gone;
+}
+
 }  // namespace weft::head

@@ -12,6 +12,8 @@
 //  * `dee` (checkpoint_every = 1): its checkpoint is damaged before the death; its restart
 //    fails with an ActorDiedError naming the file, never a fresh start.
 //  * a task on a worker that calls `log` through a handle it received finds the restart too.
+//  * get_actor("log") names the restarted rank; `solo` (named, no restarts, on rank 1 through
+//    the resource `solo`) dies with rank 1 and its name is taken again by a new actor.
 // Prints ACTOR_RESTART_OK and RESTART_MS figures, or FAILED: ... and a non-zero exit code.
 #include <signal.h>
 #include <unistd.h>
@@ -145,6 +147,13 @@ int drive() {
     return fail("plain, log and dee are not on one rank: ranks " + std::to_string(home) + ", " +
                 std::to_string(log_at) + ", " + std::to_string(dee_at));
   std::printf("plain, log and dee live on rank %d\n", home);
+  // `solo` (named, max_restarts = 0) lives there too, through a resource only rank 1 has
+  // (made last, so the spread above is as before): when that rank dies its name is free.
+  weft::ActorOptions so;
+  so.name = "solo";
+  so.resources = {{"solo", 1}};
+  auto solo = weft::actor<Filler>().options(so).remote();
+  if (solo.task(&Filler::where).remote().get(60s) != home) return fail("solo is not on rank 1");
 
   // A non-serializable class with checkpoint options: refused at once, not a silent no-op.
   try {
@@ -223,6 +232,24 @@ int drive() {
     return fail("log.rank() says " + std::to_string(log.rank()) + " after the restart, not " +
                 std::to_string(log_rank));
   std::printf("log restarted on rank %d with all 200 calls in order\n", log_rank);
+  // The head's directory follows the restart: get_actor("log") names the new rank, not the one
+  // that failed (the creator's kNameUpdate).
+  auto by_name = weft::get_actor<Log>("log");
+  if (!by_name) return fail("get_actor(\"log\") found nothing after the restart");
+  if (by_name->ref().rank != log_rank)
+    return fail("get_actor(\"log\") says rank " + std::to_string(by_name->ref().rank) +
+                " after the restart, not " + std::to_string(log_rank));
+  if (by_name->task(&Log::all).remote().get(60s).size() != 200)
+    return fail("a call through get_actor(\"log\") did not reach the restarted actor");
+  // `solo` died with rank 1 for good: its name is free, and a new actor takes it.
+  if (weft::get_actor<Filler>("solo")) return fail("get_actor(\"solo\") found the dead actor");
+  auto solo2 = weft::actor<Filler>().options(on_worker("solo")).remote();
+  solo2.ready().get(60s);
+  auto solo2_by_name = weft::get_actor<Filler>("solo");
+  if (!solo2_by_name || !(solo2_by_name->id() == solo2.id()))
+    return fail("the name of the dead solo was not taken by the new actor");
+  std::printf("named actors: log found on rank %d after its restart; solo's name reused\n",
+              log_rank);
   const double restart_ms =
       (std::chrono::duration_cast<std::chrono::microseconds>(t_back.time_since_epoch()).count() -
        t_kill_us) /
