@@ -18,10 +18,12 @@
 // the actor lives elsewhere, or never will), then goes straight there.
 //
 // Order per caller. A caller numbers its calls to an actor once, across incarnations
-// (CallerSeq). The first time it reaches a new incarnation it sends a resume (its next position,
-// the `base`): positions below it — calls re-sent because they were in flight at the death
-// (max_task_retries), or made during the restart — go unordered, in the order the caller sends
-// them (increasing), positions from `base` on through the host's CallOrderer. A restored actor
+// (CallerSeq), and sends them in that order (a call ready early waits behind an earlier one that
+// waits for its arguments: on_ready_call). The first time it reaches a new incarnation it sends
+// a resume (the `base`: one past the highest position it ever sent): positions below it — calls
+// re-sent because they were in flight at the death (max_task_retries) — go unordered, in the
+// order the caller sends them (increasing), and every position from `base` on (calls made during
+// the restart, calls held for their arguments across it) through the host's CallOrderer. A restored actor
 // answers a re-sent call that its checkpoint already contains with an error instead of running
 // it twice.
 #include <algorithm>
@@ -147,6 +149,25 @@ void EventLoop::handle_actor_checkpointed(const char* data, size_t len) {
   actor_checkpointed(r.get<ActorId>());
 }
 
+bool EventLoop::route_skip(PendingCall& call) {
+  if (call.actor.rank < 0) return unplaced_skip(call);  // unplaced_actors.cpp
+  if (!known_failed(call.actor.rank) || call.actor.max_restarts == 0) return true;
+  // Its handle's rank failed: the position belongs to the restart's order now (it was never
+  // sent, or it would be below the restart's base), so the skip is relocated as a call is.
+  const ActorId id = call.actor.id;
+  if (id.creator != rank_ && known_failed(id.creator)) return false;  // no restart: no order
+  UnplacedActor& u = unplaced_[id];
+  if (id.creator != rank_) {
+    if (u.rank >= 0 && (u.rank == call.actor.rank || known_failed(u.rank))) {
+      u.rank = -1;  // ask the creator where it lives now
+      u.asked = false;
+    }
+    if (u.rank < 0 && !u.asked) u.dead_rank = call.actor.rank;
+  }
+  call.actor.rank = -1;
+  return unplaced_skip(call) && !known_failed(call.actor.rank);
+}
+
 bool EventLoop::relocate_call(std::unique_ptr<PendingCall>& call) {
   const ActorId id = call->actor.id;
   const int dead = call->actor.rank;
@@ -236,8 +257,10 @@ void EventLoop::resend_calls_on(int rank, const std::string& reason, std::vector
 uint8_t EventLoop::call_mode(const ActorId& id, int rank, uint64_t seq, bool skip) {
   CallerSeq& cs = call_seq_[id];
   if (cs.rank != rank) {
-    if (cs.rank >= 0) {  // a new incarnation: this caller's earlier positions go unordered
-      cs.base = cs.next;
+    if (cs.rank >= 0) {
+      // A new incarnation: positions sent to an earlier one (completed, or re-sent now) go
+      // unordered; every position not sent yet reaches this one in order, as a call or a skip.
+      cs.base = cs.sent_end;
       serde::Buffer b;
       WireWriter w(b);
       w.put<ActorId>(id);
@@ -249,6 +272,7 @@ uint8_t EventLoop::call_mode(const ActorId& id, int rank, uint64_t seq, bool ski
     }
     cs.rank = rank;
   }
+  cs.sent_end = std::max(cs.sent_end, seq + 1);
   if (seq >= cs.base) return skip ? 1 : 0;
   return skip ? 255 : 2;
 }

@@ -99,12 +99,18 @@ struct ActorLife {
 };
 
 // Where a caller's calls to one actor go and how they are numbered (actor_restarts.cpp): its
-// positions run on across restarts; those below `base` were numbered before the caller first
-// reached the current incarnation and go unordered (in the order sent), the rest in order.
+// positions run on across restarts; those below `base` were sent to an earlier incarnation and
+// go unordered (in the order sent), the rest in order. The caller sends its positions in order
+// (a call ready before an earlier one, which waits for its arguments, waits behind it here), so
+// what it has sent is always a prefix, and what it has not sent reaches a new incarnation in
+// order even across a restart.
 struct CallerSeq {
-  uint64_t next = 0;  // the next position to hand out
-  int rank = -1;      // the rank the latest call went to
-  uint64_t base = 0;  // first ordered position at `rank`
+  uint64_t next = 0;      // the next position to hand out
+  int rank = -1;          // the rank the latest call went to
+  uint64_t base = 0;      // first ordered position at `rank`
+  uint64_t sent_end = 0;  // one past the highest position sent (call or skip) to any incarnation
+  uint64_t ready_next = 0;  // the next position to leave the caller (dispatched or failed)
+  std::map<uint64_t, std::unique_ptr<PendingCall>> early;  // ready before an earlier position
 };
 
 // What a task's owner keeps while the task may still be retried (task_retry.cpp).
@@ -269,6 +275,7 @@ class EventLoop : public net::MessageSink {
 
   // submitter.cpp
   void on_ready_call(std::unique_ptr<PendingCall> call);
+  void start_ready_call(std::unique_ptr<PendingCall> call);  // on_ready_call past the order gate
   void dispatch_task(std::unique_ptr<PendingCall> call);
   // The rank to run a ready task (-1 with `infeasible` set: a hard affinity that can never be
   // met). `reserved`: counted in this submitter's slot view.
@@ -359,6 +366,9 @@ class EventLoop : public net::MessageSink {
   // Caller side: a call to an actor whose rank failed waits for its restart (false: it cannot,
   // the call was failed); calls in flight there are re-sent (max_task_retries) or failed.
   bool relocate_call(std::unique_ptr<PendingCall>& call);
+  // Where the skip of a failed call's position goes: true with call.actor.rank set, false when
+  // the skip was parked for the restart's rank (sent once known) or no order is left to keep.
+  bool route_skip(PendingCall& call);
   void keep_call(const PendingCall& call);
   void resend_calls_on(int rank, const std::string& reason, std::vector<ObjectId>& calls);
   // The flag of a call (or skip) at `seq` to `rank`: sends the resume first when `rank` is new

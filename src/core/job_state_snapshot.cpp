@@ -175,6 +175,20 @@ nlohmann::json EventLoop::job_snapshot(uint8_t want) {
                        {"text", "waiting for " + std::to_string(missing.size()) + " argument(s)"},
                        {"arguments", std::move(args)}});
   });
+  // Actor calls ready before an earlier call of this caller to the same actor: they leave in
+  // order (CallerSeq), so they wait here behind it.
+  for (const auto& [actor, cs] : call_seq_) {
+    for (const auto& [seq, c] : cs.early) {
+      pending.push_back(
+          {{"kind", "actor_call"},
+           {"what", function_label(c->fn_id, c->name)},
+           {"where", "submitter of rank " + std::to_string(rank_)},
+           {"reason", "order"},
+           {"text", "waiting behind position " + std::to_string(cs.ready_next) +
+                        " of this caller's calls to " + actor.str() +
+                        " (calls leave in order; that one waits for its arguments)"}});
+    }
+  }
   gate_.for_each_queued([&](const ExecItem& i) {
     json p =
         i.placement.pg != 0

@@ -64,15 +64,42 @@ void EventLoop::send_skip(int host, const ActorId& actor, const PendingCall& cal
 
 void EventLoop::fail_call(PendingCall& call, const detail::ErrorInfo& e) {
   if (call.kind == PendingCall::Kind::kActorCreate) actor_unplaced(call.actor.id, e);
-  if (call.kind == PendingCall::Kind::kActorCall &&
-      (call.actor.rank >= 0 || unplaced_skip(call))) {  // pg_actors.cpp: a handle without rank
+  // actor_restarts.cpp: to the incarnation the caller's later calls reach (parked when that is
+  // not known yet: a handle without rank, or one whose rank failed)
+  if (call.kind == PendingCall::Kind::kActorCall && route_skip(call))
     send_skip(call.actor.rank, call.actor.id, call);
-  }
   complete_error(*call.result, e, completions_);
   on_object_done(call.result);
 }
 
 void EventLoop::on_ready_call(std::unique_ptr<PendingCall> call) {
+  if (call->kind != PendingCall::Kind::kActorCall) return start_ready_call(std::move(call));
+  // Per caller, an actor's calls leave in their positions' order: one ready before an earlier
+  // one (still waiting for its arguments) waits here, so a restart between them cannot reorder
+  // them (CallerSeq).
+  const ActorId actor = call->actor.id;
+  {
+    CallerSeq& cs = call_seq_[actor];
+    if (call->seq != cs.ready_next) {
+      cs.early.emplace(call->seq, std::move(call));
+      return;
+    }
+    ++cs.ready_next;
+  }
+  start_ready_call(std::move(call));
+  // Looked up afresh each time: starting a call can add entries to call_seq_ (re-entrantly).
+  for (;;) {
+    CallerSeq& cs = call_seq_[actor];
+    auto it = cs.early.find(cs.ready_next);
+    if (it == cs.early.end()) return;
+    std::unique_ptr<PendingCall> next = std::move(it->second);
+    cs.early.erase(it);
+    ++cs.ready_next;
+    start_ready_call(std::move(next));
+  }
+}
+
+void EventLoop::start_ready_call(std::unique_ptr<PendingCall> call) {
   for (const auto& r : call->refs) {
     if (r->status() == detail::ObjectStatus::kFailed) {
       fail_call(*call, r->error());  // an argument's error is the call's error

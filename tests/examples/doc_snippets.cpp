@@ -132,6 +132,25 @@ double use_view_params() {
   return m;
 }
 
+size_t use_progress() {
+  std::vector<weft::ObjectRef<int>> refs;
+  for (int i = 0; i < 8; ++i) refs.push_back(weft::task(add).remote(i, 1));
+  std::vector<weft::ObjectRef<int>> pending = refs;
+  size_t done = 0;
+  {
+    // snippet: api-progress
+    weft::Progress progress("trials", refs.size());   // on stderr, only while it is a terminal
+    while (!pending.empty()) {
+      auto [ready, rest] = weft::wait(pending, 1);
+      done += ready.size();
+      progress.update(done);                          // redrawn in place, at most every 100 ms
+      pending = std::move(rest);
+    }                                                 // the destructor ends the line
+    // end snippet
+  }
+  return done;
+}
+
 int use_actors() {
   // snippet: concepts-actor-use
   weft::ActorHandle<Counter> c = weft::actor<Counter>(0).options({.name = "ctr"}).remote();
@@ -249,6 +268,7 @@ int main(int argc, char** argv) {
     check(use_debug_pending(), "troubleshooting-timeout");
     check(use_checkpoints() == 4, "api-checkpoint-use");
     check(use_job_checkpoint() == 4, "api-job-checkpoint-use");
+    check(use_progress() == 8, "api-progress");
     if (bad == 0) std::printf("doc snippets OK\n");
     return bad == 0 ? 0 : 1;
   });

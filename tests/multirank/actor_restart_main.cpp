@@ -4,7 +4,9 @@
 // 1, ...), so `plain`, `log` and `dee` share rank 1, with fillers on 2 and 3.
 //  * `log` (checkpoint_every = 1, max_restarts = -1, max_task_retries = -1) gets 200 calls that
 //    each append their number; call 100 SIGKILLs rank 1 once. After the restart its state holds
-//    0..199 exactly once and in order: completed calls restored, in-flight ones re-sent in order.
+//    0..199 exactly once and in order: completed calls restored, in-flight ones re-sent in order,
+//    and call 150, held for its argument (a 1 s task) across the death and the restart, still
+//    before 151..199.
 //  * weft::checkpoint(log) ready: the file is there and src/ft reads it back as a Log.
 //  * `plain` (not serializable, max_restarts = 1, max_task_retries = 0): a call running at the
 //    death fails with ActorDiedError naming it; later calls reach the restart, whose state comes
@@ -89,6 +91,11 @@ class Filler {
  public:
   int where() const { return weft::rank(); }
 };
+
+int slow_value(int v, int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return v;
+}
 
 int poke(weft::ActorHandle<Log> log, int n) {
   return log.task(&Log::add).remote(n, std::string()).get(60s);
@@ -203,7 +210,16 @@ int drive() {
   // The stream: call 100 kills the rank; every call must come back.
   const auto t_kill = std::chrono::steady_clock::now();
   std::vector<weft::ObjectRef<int>> rs;
-  for (int i = 10; i < 200; ++i) rs.push_back(log.task(&Log::add).remote(i, marker("log")));
+  // Call 150 waits for its argument, a 1 s task, across the death and the restart: the calls
+  // after it, ready at once, must still run after it (the caller keeps its order).
+  for (int i = 10; i < 200; ++i) {
+    if (i == 150) {
+      auto late = weft::task(slow_value).options({.resources = {{"worker", 1}}}).remote(i, 1000);
+      rs.push_back(log.task(&Log::add).remote(late, marker("log")));
+    } else {
+      rs.push_back(log.task(&Log::add).remote(i, marker("log")));
+    }
+  }
   rs[90].get(60s);  // call 100, the one that killed the rank, answered by the restart
   const auto t_back = std::chrono::system_clock::now();
   int before = 0;  // completed on rank `home` with their results still on the way when it died
@@ -329,6 +345,7 @@ WEFT_REMOTE(&Plain::all);
 WEFT_REMOTE(&Plain::where);
 WEFT_REMOTE(&Filler::where);
 WEFT_REMOTE(poke);
+WEFT_REMOTE(slow_value);
 
 int main(int argc, char** argv) {
   int code = weft::run(argc, argv, drive);
