@@ -1,12 +1,17 @@
-// Host loss on real hosts (issue #10): run across the namespace hosts with
+// Host loss and partition on real hosts (issue #10): run across the namespace hosts with
 // `mpirun --enable-recovery -H h1:2,h2:1,h3:1 -n 4`, ranks 1-3 workers ("w" slots). While 400
 // tasks of 2 ms run spread over the workers (every 20th returning a 256 KiB vector, so results
 // lie in h2's and h3's node stores) and 20 chains of 5 dependent tasks cross them, the driver
-// kills host h3 — every process there and its /dev/shm at once (tests/hosts/hosts.sh kill-host,
-// through WEFTDEV_HOSTS_SH) — after reading the first 100 results. Every result must come back
-// right: tasks lost with h3 re-run elsewhere (max_retries), stored values h3 produced read from
-// the owner's node copy. Prints the time from the kill to the job having every result, and
-// HOST_LOSS_OK, or FAILED: ... and a non-zero driver exit code.
+// loses host h3 after reading the first 100 results (tests/hosts/hosts.sh, through
+// WEFTDEV_HOSTS_SH):
+//   kill       (default) kill-host h3: every process there and its /dev/shm at once;
+//   partition  partition h3: its link down, its processes alive; silence declares its rank
+//              dead, and it stops on its own when the head goes silent for it. The link comes
+//              back (heal) once every result is in.
+// Every result must come back right: tasks lost with h3 re-run elsewhere (max_retries), stored
+// values h3 produced read from the owner's node copy. Prints the time from the loss to the job
+// having every result, and HOST_LOSS_OK, or FAILED: ... and a non-zero driver exit code. Each
+// rank prints "rank R exit code C".
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +25,7 @@ using namespace std::chrono_literals;
 namespace {
 
 using Vec = std::vector<double>;
+std::string g_mode = "kill";
 constexpr int kTasks = 400, kChains = 20, kLinks = 5, kKillAfter = 100;
 constexpr size_t kBigElems = (256 << 10) / sizeof(double);
 
@@ -59,6 +65,8 @@ int fail(const std::string& why) {
 int drive() {
   if (weft::world_size() != 4) return fail("needs 4 ranks (h1:2, h2:1, h3:1)");
   const char* hosts_sh = std::getenv("WEFTDEV_HOSTS_SH");
+  const bool partition = g_mode == "partition";
+  if (!partition && g_mode != "kill") return fail("mode is kill or partition, not " + g_mode);
   if (!hosts_sh) return fail("needs WEFTDEV_HOSTS_SH (run inside tests/hosts/with_hosts.sh)");
   const weft::TaskOptions on_worker{.resources = {{"w", 1}},
                                     .scheduling_strategy = weft::SpreadStrategy{}};
@@ -73,8 +81,8 @@ int drive() {
   std::chrono::steady_clock::time_point killed;
   for (int i = 0; i < kTasks; ++i) {
     if (i == kKillAfter) {
-      const std::string cmd = std::string(hosts_sh) + " kill-host h3";
-      std::printf("killing host h3 after %d results: %s\n", i, cmd.c_str());
+      const std::string cmd = std::string(hosts_sh) + (partition ? " partition h3" : " kill-host h3");
+      std::printf("losing host h3 after %d results: %s\n", i, cmd.c_str());
       std::fflush(stdout);
       killed = std::chrono::steady_clock::now();
       if (std::system(cmd.c_str()) != 0) return fail("'" + cmd + "' failed");
@@ -85,8 +93,17 @@ int drive() {
     if (ends[c].get(120s) != chain_end(c)) return fail("chain " + std::to_string(c) + " is wrong");
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed).count();
-  std::printf("HOST_LOSS_MS %.0f (kill-host h3 to every remaining result read)\n", ms);
-  std::printf("HOST_LOSS_OK %d tasks and %d chains right after losing h3\n", kTasks, kChains);
+  std::printf("HOST_LOSS_MS %.0f (%s h3 to every remaining result read)\n", ms, g_mode.c_str());
+  if (partition) {  // the link back: h3's rank, declared dead, must not disturb the job
+    const std::string heal = std::string(hosts_sh) + " heal h3";
+    if (std::system(heal.c_str()) != 0) return fail("'" + heal + "' failed");
+    std::this_thread::sleep_for(1500ms);
+    for (int i = 0; i < 20; ++i)
+      if (!right(weft::task(work).options(on_worker).remote(i).get(60s), i))
+        return fail("a task after the heal came back wrong");
+  }
+  std::printf("HOST_LOSS_OK %d tasks and %d chains right after losing h3 (%s)\n", kTasks, kChains,
+              g_mode.c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -97,8 +114,10 @@ WEFT_REMOTE(work);
 WEFT_REMOTE(step);
 
 int main(int argc, char** argv) {
+  if (argc > 1) g_mode = argv[1];
   const int code = weft::run(argc, argv, drive);
-  std::printf("rank exit code %d\n", code);
+  const char* r = std::getenv("OMPI_COMM_WORLD_RANK");  // the runtime has ended here
+  std::printf("rank %s exit code %d\n", r ? r : "?", code);
   std::fflush(stdout);
   return code;
 }
