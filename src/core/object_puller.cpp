@@ -264,9 +264,13 @@ size_t ObjectPuller::retry_room(Outbox& out) {
 void ObjectPuller::on_request(int src, const char* data, size_t len, Outbox& out) {
   WireReader r(data, len);
   auto id = r.get<ObjectId>();
-  serde::Buffer b;
-  WireWriter w(b);
-  w.put<ObjectId>(id);
+  // A spilled object is read back from its HDF5 file first: that is I/O of its whole size
+  // (about 0.1 s per GiB from the page cache, more from disk), which the loop, whose turns carry
+  // the heartbeats, leaves to a pool thread (restored() answers).
+  if (store_ && std::strcmp(store_->info(id).where, "spilled") == 0) {
+    out.restores.push_back(Restore{src, id});
+    return;
+  }
   std::optional<store::ObjectView> v;
   std::string error;
   try {
@@ -274,6 +278,29 @@ void ObjectPuller::on_request(int src, const char* data, size_t len, Outbox& out
   } catch (const std::exception& e) {
     error = e.what();
   }
+  answer(src, id, std::move(v), error, out);
+}
+
+void ObjectPuller::restore(store::NodeStore& store, const Restore& r,
+                           std::optional<store::ObjectView>* view, std::string* error) {
+  try {
+    *view = store.get(r.id);
+  } catch (const std::exception& e) {
+    *error = e.what();
+  }
+}
+
+void ObjectPuller::restored(const Restore& r, std::optional<store::ObjectView> view,
+                            const std::string& error, Outbox& out) {
+  if (failed(r.src)) return;  // the reader is gone: the view goes with this call
+  answer(r.src, r.id, std::move(view), error, out);
+}
+
+void ObjectPuller::answer(int src, const ObjectId& id, std::optional<store::ObjectView> v,
+                          const std::string& error, Outbox& out) {
+  serde::Buffer b;
+  WireWriter w(b);
+  w.put<ObjectId>(id);
   if (!v) {
     w.put<uint8_t>(static_cast<uint8_t>(PullMode::kError));
     w.put_str(error.empty() ? "node " + std::to_string(topo_.node) + " does not hold it (freed?)"

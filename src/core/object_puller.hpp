@@ -5,7 +5,8 @@
 // (tests/unit/core/object_puller_test.cpp).
 //
 // Pull protocol (reader R, holder H on another node):
-//   R → H kPullRequest(id)       H pins the object (restoring it if spilled) so it cannot move
+//   R → H kPullRequest(id)       H pins the object so it cannot move (a spilled one is restored
+//                                on a pool thread first, off the loop: Restore)
 //   H → R kPullReply(offset)     or the bytes (objects in a fallback file), or an error
 //   R: create a secondary, RMA-read into it, seal. The create never waits on the loop (its
 //      turns carry the heartbeats): with no room yet the reply is held and tried again every
@@ -70,10 +71,17 @@ class ObjectPuller {
     std::vector<char> head;
     store::ObjectView view;
   };
+  // A spilled object a reader asked for: the loop reads it back from its file on a pool thread
+  // (restore(), off the loop), then hands the view to restored(), which answers the reader.
+  struct Restore {
+    int src = -1;
+    ObjectId id;
+  };
   struct Outbox {
     MsgOutbox msgs;
     std::vector<Read> reads;
     std::vector<BytesReply> bytes;
+    std::vector<Restore> restores;
     bool recheck = false;  // a pull waits for another rank's copy: call recheck() next turn
   };
 
@@ -102,6 +110,12 @@ class ObjectPuller {
   // --- holder -----------------------------------------------------------------------------------
   void on_request(int src, const char* data, size_t len, Outbox& out);
   void on_done(int src, const char* data, size_t len);
+  // The I/O of a Restore: any thread, no puller state touched.
+  static void restore(store::NodeStore& store, const Restore& r,
+                      std::optional<store::ObjectView>* view, std::string* error);
+  // Back on the loop: the reader's reply from the restored view (or the error).
+  void restored(const Restore& r, std::optional<store::ObjectView> view, const std::string& error,
+                Outbox& out);
   size_t lent() const { return lent_.size(); }
 
   // `rank` failed: pulls from it ask the object's owner instead, or fail (ObjectLostError naming
@@ -139,6 +153,10 @@ class ObjectPuller {
               std::optional<store::ObjectView> sealed = std::nullopt);
   static std::optional<store::ObjectView> seal_for_waiters(store::WritableObject& copy);
   void request(const ObjectId& id, int holder, Outbox& out);
+  // The kPullReply to `src`: where `v` lies in the segment (pinned until kPullDone), its bytes
+  // (a fallback file), or the error.
+  void answer(int src, const ObjectId& id, std::optional<store::ObjectView> v,
+              const std::string& error, Outbox& out);
   void await_copy(const ObjectId& id, Pull& pull, Clock::time_point now, Outbox& out);
   // The copy of `reply`'s bytes in this node's store: an RMA read to start, the bytes copied
   // and sealed, another rank's copy to wait for, or the reply held until there is room.

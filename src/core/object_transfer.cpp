@@ -52,6 +52,21 @@ size_t EventLoop::pull_room_tick() {
 
 void EventLoop::carry_out(ObjectPuller::Outbox& out) {
   send_all(out.msgs);
+  for (const auto& r : out.restores) {
+    // Reading a spilled object back is I/O of its whole size: on a pool thread, never in a turn
+    // (which would hold back this rank's heartbeats); the reply is made back on the loop.
+    pool_.submit_apart([this, r] {
+      std::optional<store::ObjectView> view;
+      std::string error;
+      ObjectPuller::restore(store_client()->store(), r, &view, &error);
+      post([r, view = std::move(view), error](EventLoop& l) mutable {
+        ObjectPuller::Outbox next;
+        l.puller().restored(r, std::move(view), error, next);
+        l.carry_out(next);
+      });
+    });
+  }
+  out.restores.clear();
   for (auto& r : out.bytes)
     transport_.send(r.dest, static_cast<uint16_t>(Msg::kPullReply), r.head.data(), r.head.size(),
                     r.view.data(), r.view.size());

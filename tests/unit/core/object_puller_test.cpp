@@ -3,7 +3,8 @@
 // from the holder's segment. A pull copies every byte and unpins the holder; two waiters make
 // one request; a second rank of the reader's node waits for the first one's copy, and asks the
 // holder itself when that copy is given up; a failed holder fails its pulls; a failed reader's
-// pins go; a copy without room is held and made once spilling frees room.
+// pins go; a copy without room is held and made once spilling frees room; a spilled object is
+// restored off the loop before the holder answers.
 #include "core/object_puller.hpp"
 
 #include <gtest/gtest.h>
@@ -441,6 +442,48 @@ TEST(ObjectPuller, AReplyWithoutRoomIsHeldAndMadeOnceSpillingFreesRoom) {
   ASSERT_NE(pd, nullptr);
   c.holder.on_done(1, pd->body.data(), pd->body.size());
   EXPECT_EQ(c.holder.lent(), 0u);
+}
+
+// A holder asked for an object it has spilled does not read it back on the loop: on_request
+// returns a Restore; the I/O (restore(), a pool thread in the runtime) brings it back, and
+// restored() answers the reader, whose copy then holds every byte.
+TEST(ObjectPuller, ASpilledObjectIsRestoredOffTheLoopBeforeTheHolderAnswers) {
+  Cluster c;
+  put_primary(*c.node0.store, 4 * kMiB);
+  {  // a second primary pushes the holder's store past its spill threshold: kId (older) spills
+    store::WritableObject w =
+        c.node0.store->create(ObjectId{0, 0, 43}, 10 * kMiB, /*primary=*/true).take();
+    w.seal();
+  }
+  for (int i = 0; i < 10000 && std::strcmp(c.node0.store->info(kId).where, "spilled") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_STREQ(c.node0.store->info(kId).where, "spilled");
+  Got got;
+  ObjectPuller::Outbox out;
+  c.reader.pull(kId, 0, 4 * kMiB, false, into(got), out);
+  ObjectPuller::Outbox h;
+  c.holder.on_request(1, out.msgs.at(0).body.data(), out.msgs.at(0).body.size(), h);
+  EXPECT_EQ(find(h, Msg::kPullReply), nullptr) << "no answer before the restore";
+  ASSERT_EQ(h.restores.size(), 1u);
+  EXPECT_EQ(h.restores[0].src, 1);
+  EXPECT_STREQ(c.node0.store->info(kId).where, "spilled") << "the request itself read nothing";
+  std::optional<store::ObjectView> view;
+  std::string error;
+  ObjectPuller::restore(*c.node0.store, h.restores[0], &view, &error);
+  ASSERT_TRUE(view) << error;
+  ObjectPuller::Outbox answered;
+  c.holder.restored(h.restores[0], std::move(view), error, answered);
+  const OutMsg* reply = find(answered, Msg::kPullReply);
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(c.holder.lent(), 1u);
+  ObjectPuller::Outbox r;
+  c.reader.on_reply(0, reply->body.data(), reply->body.size(), r);
+  ASSERT_EQ(r.reads.size(), 1u);
+  c.rma(r.reads[0]);
+  ObjectPuller::Outbox done;
+  c.reader.on_read_done(r.reads[0], true, "", done);
+  ASSERT_TRUE(got.payload) << got.error.message;
+  expect_pattern(*got.payload, 4 * kMiB);
 }
 
 }  // namespace
