@@ -36,5 +36,9 @@ cat "$out"
 echo "host_loss.sh: $note; $(reported) rank(s) reported an exit code"
 if ! grep -q '^HOST_LOSS_OK' "$out"; then echo "FAILED: the driver did not finish"; exit 1; fi
 if grep -q '^rank [012?] exit code [1-9]' "$out"; then echo "FAILED: a rank of h1 or h2 exited non-zero"; exit 1; fi
+# The loss must have hit work in progress: rank 0 re-ran tasks that were running or queued there.
+if [ "$mode" != none ] && ! grep -q 'rank 3 is gone: retried [1-9]' "$out"; then
+  echo "FAILED: no task was re-run after losing h3 (the loss came after the work)"; exit 1
+fi
 grep -q '^rank 3 exit code' "$out" && echo "host_loss.sh: h3's $(grep '^rank 3 exit code' "$out")"
 echo "PASS"

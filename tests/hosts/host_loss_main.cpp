@@ -1,6 +1,6 @@
 // Host loss and partition on real hosts (issue #10): run across the namespace hosts with
 // `mpirun --enable-recovery -H h1:2,h2:1,h3:1 -n 4`, ranks 1-3 workers ("w" slots). While 400
-// tasks of 2 ms run spread over the workers (every 20th returning a 256 KiB vector, so results
+// tasks of 8 ms run spread over the workers (every 20th returning a 256 KiB vector, so results
 // lie in h2's and h3's node stores) and 20 chains of 5 dependent tasks cross them, the driver
 // loses host h3 after reading the first 100 results (tests/hosts/hosts.sh, through
 // WEFTDEV_HOSTS_SH):
@@ -32,7 +32,7 @@ constexpr int kTasks = 400, kChains = 20, kLinks = 5, kKillAfter = 100;
 constexpr size_t kBigElems = (256 << 10) / sizeof(double);
 
 Vec work(int i) {
-  std::this_thread::sleep_for(2ms);
+  std::this_thread::sleep_for(8ms);  // 400 of them keep the 3 workers busy for over a second
   if (i % 20 == 0) return Vec(kBigElems, double(i));  // stored: above the inline threshold
   return Vec{double(i) * i};
 }
