@@ -22,10 +22,10 @@
 // waits for its arguments: on_ready_call). The first time it reaches a new incarnation it sends
 // a resume (the `base`: one past the highest position it ever sent): positions below it — calls
 // re-sent because they were in flight at the death (max_task_retries) — go unordered, in the
-// order the caller sends them (increasing), and every position from `base` on (calls made during
-// the restart, calls held for their arguments across it) through the host's CallOrderer. A restored actor
-// answers a re-sent call that its checkpoint already contains with an error instead of running
-// it twice.
+// order the caller sends them (increasing), and every position from `base` on (calls made
+// during the restart, calls held for their arguments across it) through the host's
+// CallOrderer. A restored actor answers a re-sent call that its checkpoint already contains
+// with an error instead of running it twice.
 #include <algorithm>
 #include <tuple>
 

@@ -165,8 +165,8 @@ void ObjectPuller::make_copy(const ObjectId& id, Pull& pull, HeldReply reply, Ou
   std::optional<store::CreateResult> made;
   try {
     // Never waits: this runs on the event loop, whose turns carry the heartbeats. No room yet
-    // while spilling can make some: the reply is held and tried again on the next rounds
-    // (recheck), until alloc_timeout, after which the store gives a fallback file.
+    // while spilling can make some: the reply is held and tried again from later turns
+    // (retry_room), until alloc_timeout, after which the store gives a fallback file.
     made.emplace(store_->try_create(id, reply.size, /*primary=*/false, reply.room_deadline_ns));
   } catch (const std::exception& e) {
     // A real failure (full, a fallback file that cannot be made): no copy is coming from

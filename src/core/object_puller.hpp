@@ -128,7 +128,7 @@ class ObjectPuller {
     PulledFn done;
   };
   // A holder's kPullReply whose copy is not made yet: the store had no room at once
-  // (NodeStore::try_create said kNoRoomYet), and recheck() tries again until the deadline.
+  // (NodeStore::try_create said kNoRoomYet), and retry_room() tries again until the deadline.
   struct HeldReply {
     int src = -1;
     bool segment = true;    // RMA from `offset` of src's segment; else `bytes` came inline

@@ -57,8 +57,11 @@ void EventLoop::carry_out(ObjectPuller::Outbox& out) {
     // (which would hold back this rank's heartbeats); the reply is made back on the loop.
     pool_.submit_apart([this, r] {
       std::optional<store::ObjectView> view;
-      std::string error;
-      ObjectPuller::restore(store_client()->store(), r, &view, &error);
+      std::string error = "this rank's object store has closed";
+      if (ObjectStoreClient* c = store_client()) {
+        error.clear();
+        ObjectPuller::restore(c->store(), r, &view, &error);
+      }
       post([r, view = std::move(view), error](EventLoop& l) mutable {
         ObjectPuller::Outbox next;
         l.puller().restored(r, std::move(view), error, next);
