@@ -117,7 +117,7 @@ void record(Kind kind, uint64_t start_ns, uint64_t end_ns, uint64_t id, uint64_t
   e.arg = arg;
   e.kind = kind;
   const size_t n = std::min(label.size(), sizeof e.label - 1);
-  std::memcpy(e.label, label.data(), n);
+  if (n) std::memcpy(e.label, label.data(), n);  // an empty view's data() may be null
   e.label[n] = '\0';
   ++r.head;
 }
