@@ -2,7 +2,8 @@
 // `mpirun --enable-recovery -H h1:2,h2:1,h3:1 -n 4`, ranks 1-3 workers ("w" slots). While 400
 // tasks of 8 ms run spread over the workers (every 20th returning a 256 KiB vector, so results
 // lie in h2's and h3's node stores) and 20 chains of 5 dependent tasks cross them, the driver
-// loses host h3 after reading the first 100 results (tests/hosts/hosts.sh, through
+// loses host h3 after reading the first 100 results
+// (tests/hosts/hosts.sh, through
 // WEFTDEV_HOSTS_SH):
 //   kill       (default) kill-host h3: every process there and its /dev/shm at once;
 //   partition  partition h3: its link down, its processes alive; silence declares its rank
