@@ -280,15 +280,22 @@ class EventLoop : public net::MessageSink {
   // The rank to run a ready task (-1 with `infeasible` set: a hard affinity that can never be
   // met). `reserved`: counted in this submitter's slot view.
   int choose_target(const PendingCall& call, bool* reserved, std::string* infeasible);
-  int pick_overflow(const sched::ResourceSet& need, const Strategy& st);
+  // `avoid`: a rank not to choose while another can run it (a holder whose loss is not declared).
+  int pick_overflow(const sched::ResourceSet& need, const Strategy& st, int avoid = -1);
+  int least_loaded_fit(const sched::ResourceSet& need, const Strategy& st, int skip);
   std::optional<std::string> affinity_infeasible(const PendingCall& call) const;
   std::vector<std::pair<int, uint64_t>> arg_bytes_by_rank(const PendingCall& call) const;
   void handle_task_moved(int src, const char* data, size_t len);
   // task_retry.cpp: the spec kept for retries; sending it again to a live rank (false: no
   // retry left, or no live rank can run it); the end of the final error.
   RetrySpec* keep_for_retry(const PendingCall& call, const ObjectId& ret, int target);
-  bool retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why);
+  bool retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why, int avoid = -1);
   std::string retry_note(const InFlight& f, bool system_failure) const;
+  // The owner's copy of a stored result from `holder` failed with ObjectLost (the holder or the
+  // network failed, perhaps before the failure is declared): the value is lost with the attempt
+  // that made it, so the task runs again as if `holder` had failed. False: not retried (`e` then
+  // ends with the retry note).
+  bool retry_lost_result(int holder, const ObjectId& id, detail::ErrorInfo& e);
   // kSubmitTask to `dest` (submit_wire.hpp), once the owners of `holds` (the refs inside the
   // item's arguments) counted it.
   void send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds);

@@ -4,6 +4,7 @@
 // protocol: ObjectPuller, object_puller.hpp; this file carries out what it returns). A same-node
 // reader never copies: it maps the same segment.
 #include <cstring>
+#include <span>
 
 #include "common/log.hpp"
 #include "common/timeline.hpp"
@@ -15,10 +16,9 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
                      detail::ErrorInfo& err) {
   ObjectStoreClient* c = store_client();
   if (!ok || !c || value.size() <= c->inline_threshold()) return -1;
+  size_t n = value.size();
   try {
-    store::WritableObject w = c->store().create(ret, value.size(), /*primary=*/true).take();
-    std::memcpy(w.data().data(), value.data(), value.size());
-    w.seal();
+    n = c->store().put_result(ret, std::as_bytes(std::span(value)));
   } catch (const std::exception& e) {
     ok = false;
     err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
@@ -30,9 +30,8 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
     value.clear();
     return -1;
   }
-  int64_t n = static_cast<int64_t>(value.size());
   std::vector<char>().swap(value);
-  return n;
+  return static_cast<int64_t>(n);
 }
 
 ObjectPuller& EventLoop::puller() {
@@ -134,7 +133,7 @@ void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
                   std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) mutable {
                 if (p)
                   on_result(src, id, true, nullptr, 0, {}, std::move(p), std::move(contained));
-                else
+                else if (!retry_lost_result(src, id, e))  // task_retry.cpp
                   on_result(src, id, false, nullptr, 0, std::move(e));
               });
 }

@@ -154,13 +154,21 @@ std::vector<std::pair<int, uint64_t>> EventLoop::arg_bytes_by_rank(const Pending
   return out;
 }
 
-int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st) {
+int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st, int avoid) {
+  if (avoid >= 0) {
+    const int target = least_loaded_fit(need, st, avoid);
+    if (target >= 0) return target;
+  }
+  return least_loaded_fit(need, st, -1);
+}
+
+int EventLoop::least_loaded_fit(const sched::ResourceSet& need, const Strategy& st, int skip) {
   // Every allowed rank is as busy as this submitter knows. Holding the task here could deadlock
   // nested tasks (their parents hold the slots), so it goes to the least loaded rank that can
   // ever run it; that rank's gate queues it, and an idle rank may steal it from there.
   const int node_index = st.hard_affinity() ? view_.node_index(st.node) : -1;
   auto allowed = [&](int r) {
-    return !known_failed(r) && (node_index < 0 || view_.node_of(r) == node_index);
+    return r != skip && !known_failed(r) && (node_index < 0 || view_.node_of(r) == node_index);
   };
   int target = -1;
   double best_load = 0;

@@ -1,8 +1,10 @@
 // Tasks retried by their owner (TaskOptions::max_retries, retry_exceptions). The owner keeps what
 // it sent (RetrySpec) while the task is in flight. When the rank running it fails
 // (peer_failure.cpp) or, with retry_exceptions, when its body throws, the same item goes to a live
-// rank that can run it, until max_retries is used up (-1: without limit); the final error says how
-// many attempts were made and where each ran. A result that arrives from an attempt the owner gave
+// rank that can run it, until max_retries is used up (-1: without limit); so does a task whose
+// stored result is lost with its holder before the owner has its own copy (retry_lost_result: the
+// copy's failure may come before the holder is declared failed). The final error says how many
+// attempts were made and where each ran. A result that arrives from an attempt the owner gave
 // up on (its rank was declared failed) is dropped, so the value is the one attempt's that the owner
 // awaits.
 #include "common/log.hpp"
@@ -30,10 +32,12 @@ RetrySpec* EventLoop::keep_for_retry(const PendingCall& call, const ObjectId& re
   return &spec;
 }
 
-bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why) {
+bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why,
+                           int avoid) {
   RetrySpec& r = *f.retry;
   if (r.left == 0) return false;
-  const int target = pick_overflow(r.item.need, r.item.strategy);  // a live rank that can run it
+  // A live rank that can run it.
+  const int target = pick_overflow(r.item.need, r.item.strategy, avoid);
   if (target < 0) return false;
   if (r.left > 0) --r.left;
   if (f.reserved) dispatch_view_.release(f.rank, f.need);
@@ -66,6 +70,21 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   else
     send_submit(target, r.item, r.item.holds);
   return true;
+}
+
+bool EventLoop::retry_lost_result(int holder, const ObjectId& id, detail::ErrorInfo& e) {
+  if (e.kind != detail::ErrorKind::kObjectLost) return false;
+  auto it = inflight_.find(id);
+  // Another attempt runs already (the holder was declared failed first): on_result drops this.
+  if (it == inflight_.end() || it->second.rank != holder) return false;
+  InFlight& f = it->second;
+  if (f.retry && retry_task(f, id, e, /*avoid=*/holder)) {
+    WEFT_LOG(Warn) << "the result " << id.str() << " was lost with its holder before this rank "
+                   << "had a copy; its task runs again: " << e.message;
+    return true;
+  }
+  e.message += retry_note(f, /*system_failure=*/true);
+  return false;
 }
 
 // How the final error of a task that may no longer be retried ends.

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <ctime>
+#include <thread>
 #include <utility>
 
 #include "common/check.hpp"
@@ -422,6 +424,63 @@ void NodeStore::release_view(int32_t e, uint32_t gen) {
     if ((en.flags & kDoomed) && !(en.flags & (kSpilling | kRestoring))) finalize(e);
     lk.notify_waiters();  // a writer may be waiting for this object to become evictable/spillable
   }
+}
+
+size_t NodeStore::put_result(const ObjectId& id, std::span<const std::byte> value) {
+  const int64_t deadline = monotonic_ns() + alloc_timeout_ns();
+  for (;;) {
+    CreateResult r = create(id, value.size(), /*primary=*/true);
+    switch (r.status()) {
+      case CreateStatus::kCreated: {
+        WritableObject& w = r.object();
+        if (!value.empty()) std::memcpy(w.data().data(), value.data(), value.size());
+        w.seal();
+        return value.size();
+      }
+      case CreateStatus::kExists:
+        if (std::optional<size_t> kept = keep_as_primary(id)) {
+          WEFT_LOG(Info) << "object store /" << name_ << ": " << id.str()
+                         << " was stored on this node by an earlier attempt of its task; that copy ("
+                         << *kept << " bytes) is kept";
+          return *kept;
+        }
+        continue;  // removed since: make it anew
+      case CreateStatus::kInProgress:
+        if (monotonic_ns() >= deadline) {
+          throw Error("object store /" + name_ + ": " + id.str() +
+                      " has been written by another process of this node for " +
+                      std::to_string(alloc_timeout_ns() / 1000000) +
+                      " ms (alloc_timeout), which is still alive; was the same task run twice "
+                      "at once on this node?");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      case CreateStatus::kNoRoomYet:
+        break;  // only try_create() answers this
+    }
+    WEFT_CHECK(false) << "object store: create() of " << id.str() << " answered "
+                      << to_string(r.status());
+  }
+}
+
+std::optional<size_t> NodeStore::keep_as_primary(const ObjectId& id) {
+  SegmentLock lk(&hdr()->sync, repair_fn_);
+  ObjectTable t = table();
+  const int32_t e = t.find(id);
+  if (e < 0) return std::nullopt;
+  Entry& en = t.at(e);
+  if (en.state != ObjectState::kSealed || (en.flags & kDoomed)) return std::nullopt;
+  if (!en.primary) {
+    const bool listed = (en.flags & kInLru) != 0;
+    t.lru_remove(e);  // from the secondaries' list
+    if (en.loc == Location::kMemory) {
+      hdr()->secondary_bytes -= en.size;
+      hdr()->primary_bytes += en.size;
+    }
+    en.primary = 1;
+    if (listed) t.lru_push_front(e);  // into the primaries' list, which the spiller walks
+  }
+  return static_cast<size_t>(en.size);
 }
 
 void NodeStore::remove(const ObjectId& id) {

@@ -189,6 +189,14 @@ class NodeStore {
   bool contains(const ObjectId& id) const;
   Presence presence(const ObjectId& id) const;
   ObjectPlace info(const ObjectId& id) const;
+  // Stores a task's result as a primary: create(), copy, seal. A result's id is its task's, so a
+  // task run again (its rank died, or the holder of its value did) stores under the same id, and
+  // when the earlier attempt ran on this node the node may hold it still. Sealed, that copy is the
+  // result (a secondary becomes a primary), as Ray's plasma takes ObjectExists; being written by
+  // another process (a killed rank is a zombie for a moment), it is waited for up to
+  // alloc_timeout, then a weft::Error; abandoned by a dead writer, it is made anew. Returns the
+  // size of the value the node now holds. Errors as create().
+  size_t put_result(const ObjectId& id, std::span<const std::byte> value);
   // The owner freed the object: drops its memory, spill file and fallback file. Views still
   // open keep the bytes alive until they close. No-op if absent.
   void remove(const ObjectId& id);
@@ -219,6 +227,9 @@ class NodeStore {
   std::byte* seg_base() const { return static_cast<std::byte*>(seg_.addr()); }
   Allocator alloc() const;
   ObjectTable table() const;
+  // A sealed copy of `id` becomes a primary (a secondary leaves the evictable list); its size,
+  // or nullopt if the node no longer holds it sealed.
+  std::optional<size_t> keep_as_primary(const ObjectId& id);
   void lock_and(const std::function<void(SegmentLock&)>& fn) const;
 
   // node_store_room.cpp: making room (evict, wait for spilling, fall back).
