@@ -84,6 +84,17 @@ void throw_bad_class_id(int id, int classes) {
                            " can appear (corrupt input or another type)");
 }
 
+void throw_bad_object_id(unsigned id, size_t objects) {
+  throw SerializationError("object id " + std::to_string(id) + " where the next new object is " +
+                           std::to_string(objects) + " (corrupt input or another type)");
+}
+
+void throw_bad_object_reference(const char* why, unsigned id) {
+  throw SerializationError("a pointer names object " + std::to_string(id) + ", " + why +
+                           " (corrupt input, another type, or a pointer to an object serialized "
+                           "by value, which weft::serde does not load)");
+}
+
 void throw_bad_bool(unsigned value) {
   throw SerializationError("invalid bool byte " + std::to_string(value) +
                            " (corrupt input, or bytes of another type)");
