@@ -18,7 +18,9 @@ fi
 #                      then a leak pass (LeakSanitizer at exit) over the units, the examples and
 #                      the multi-rank runs whose every rank ends cleanly (a rank killed on
 #                      purpose exits without its destructors: its "leaks" are not leaks);
-#   thread             units (single-process, the runtime's own ones included).
+#   thread             the same units, multi-rank runs and examples (TSan keeps the longest
+#                      history, so the stack of a race's first access can be restored and
+#                      matched against tests/tsan.supp's third-party entries).
 # Any report fails its test (tests/CMakeLists.txt adds the pattern; UBSan and TSan halt).
 # Other arguments go to ctest (and replace the default selection; no leak pass then).
 sanitize=""
@@ -42,16 +44,12 @@ else
   # UCX's malloc hooks would patch the allocator the sanitizer runtime owns.
   export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=7:suppressions=$root/tests/tsan.supp"
   export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
   leak_pass=0
   if [[ ${#ctest_args[@]} -eq 0 ]]; then
     [[ "$sanitize" == *address* ]] && leak_pass=1
-    if [[ "$sanitize" == *thread* ]]; then
-      ctest_args=(-R '^[A-Z][A-Za-z0-9_]*[.]')  # GoogleTest names: Suite.Case
-    else
-      ctest_args=(-LE 'slurm|hosts|launchers|gpu|soak')  # the soak: in the plain pass
-    fi
+    ctest_args=(-LE 'slurm|hosts|launchers|gpu|soak')  # the soak: in the plain pass
   fi
 fi
 cd "$build"

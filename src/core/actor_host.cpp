@@ -302,4 +302,14 @@ uint64_t actor_ready_method() {
   return id;
 }
 
+namespace {
+// Registered when the library loads, as every WEFT_REMOTE is: once the runtime's threads run,
+// they read the registry without its lock (find_function), so nothing may be added to it then.
+// (The first call used to register each of these, on a loop thread, while pool threads looked up
+// other functions: ThreadSanitizer's report, a rehash under a reader.)
+[[maybe_unused]] const bool kBuiltinMethodsRegistered =
+    (actor_checkpoint_method(), actor_state_method(), actor_load_state_method(),
+     actor_ready_method(), true);
+}  // namespace
+
 }  // namespace weft::detail

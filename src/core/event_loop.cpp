@@ -63,6 +63,9 @@ EventLoop::~EventLoop() {
     transport_.wake();
     thread_.join();
   }
+  // Task bodies still running post their ends to this loop (run_or_post): they finish before
+  // the queue they post into goes (the pool's own destructor would wait only after it).
+  pool_.drain(2000);
   // Commands still queued never run; what they own is destroyed with them (PendingCalls too).
   Command c;
   while (commands_.try_pop(c)) c = Command();

@@ -27,6 +27,7 @@ WorkerPool::~WorkerPool() {
   // Jobs that never ran (the job is over) are dropped.
   std::function<void()>* j;
   while (jobs_.try_pop(j)) delete j;
+  apart_.clear();
 }
 
 void WorkerPool::submit(std::function<void()> job) {
@@ -40,8 +41,11 @@ void WorkerPool::submit(std::function<void()> job) {
 
 void WorkerPool::submit_apart(std::function<void()> job) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
-  arena_->enqueue([this, job = std::move(job)] {
-    job();
+  apart_.push(std::move(job));
+  arena_->enqueue([this] {
+    std::function<void()> j;
+    if (!apart_.try_pop(j)) return;
+    j();
     outstanding_.fetch_sub(1, std::memory_order_release);
   });
 }
