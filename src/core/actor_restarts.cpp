@@ -26,6 +26,12 @@
 // during the restart, calls held for their arguments across it) through the host's
 // CallOrderer. A restored actor answers a re-sent call that its checkpoint already contains
 // with an error instead of running it twice.
+//
+// A stored result of a call whose actor dies while the caller copies it (the only copy) is lost
+// with it; the copy's failure can come before the death is declared, and the actor may even
+// live (a network fault). So that failure is held (hold_lost_call_result): the declaration
+// re-sends the call as any call in flight there, and with none in twice the failure timeout the
+// failure is the call's result. An answer from an incarnation given up on is dropped (on_result).
 #include <algorithm>
 #include <tuple>
 
@@ -207,11 +213,42 @@ void EventLoop::keep_call(const PendingCall& call) {
   kept_calls_[call.result->id] = std::move(c);
 }
 
+bool EventLoop::hold_lost_call_result(int holder, const ObjectId& id,
+                                      const detail::ErrorInfo& e) {
+  if (e.kind != detail::ErrorKind::kObjectLost || known_failed(holder)) return false;
+  auto c = calls_inflight_.find(id);
+  if (c == calls_inflight_.end() || c->second != holder || !kept_calls_.contains(id)) return false;
+  // The holder's death is reported soon (its endpoint failed; heartbeats, the process check);
+  // a holder that is not declared failed in twice the failure timeout lives, and the copy's
+  // failure is the call's result.
+  const auto wait = std::max<std::chrono::milliseconds>(2 * failure_timeout_,
+                                                        std::chrono::milliseconds(1000));
+  lost_call_results_[id] = LostCallResult{holder, e, std::chrono::steady_clock::now() + wait};
+  WEFT_LOG(Info) << "the result of call " << id.str() << " was lost with its holder, rank "
+                 << holder << ", before this rank had a copy; the call is re-sent if that rank "
+                 << "is declared failed: " << e.message;
+  return true;
+}
+
+void EventLoop::expire_lost_call_results(std::chrono::steady_clock::time_point now) {
+  std::vector<ObjectId> due;
+  for (const auto& [id, l] : lost_call_results_)
+    if (now >= l.until) due.push_back(id);
+  for (const ObjectId& id : due) {
+    LostCallResult l = std::move(lost_call_results_.at(id));
+    lost_call_results_.erase(id);
+    l.error.message += " (rank " + std::to_string(l.holder) +
+                       " was not declared failed since, so the call was not re-sent)";
+    on_result(l.holder, id, false, nullptr, 0, std::move(l.error));
+  }
+}
+
 void EventLoop::resend_calls_on(int rank, const std::string& reason, std::vector<ObjectId>& calls) {
   const std::string gone = "rank " + std::to_string(rank) + ", which failed (" + reason + ")";
   std::vector<std::unique_ptr<PendingCall>> again;
   for (const auto& id : calls) {
     calls_inflight_.erase(id);
+    if (!lost_call_results_.empty()) lost_call_results_.erase(id);  // its failure was held
     auto k = kept_calls_.find(id);
     if (k == kept_calls_.end()) {
       on_result(rank, id, false, nullptr, 0,

@@ -296,6 +296,11 @@ class EventLoop : public net::MessageSink {
   // that made it, so the task runs again as if `holder` had failed. False: not retried (`e` then
   // ends with the retry note).
   bool retry_lost_result(int holder, const ObjectId& id, detail::ErrorInfo& e);
+  // actor_restarts.cpp: the same for an actor call that may be re-sent (max_task_retries), whose
+  // actor may still live: the failure is held until `holder` is declared failed (the call then
+  // goes to the restart) or a while has passed without that (the failure is the result then).
+  bool hold_lost_call_result(int holder, const ObjectId& id, const detail::ErrorInfo& e);
+  void expire_lost_call_results(std::chrono::steady_clock::time_point now);
   // kSubmitTask to `dest` (submit_wire.hpp), once the owners of `holds` (the refs inside the
   // item's arguments) counted it.
   void send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds);
@@ -538,6 +543,12 @@ class EventLoop : public net::MessageSink {
   std::unordered_map<ActorId, CallerSeq> call_seq_;             // positions per actor called
   std::unordered_map<ActorId, ActorLife> lives_;    // creator: restartable actors it created
   std::unordered_map<ObjectId, std::unique_ptr<PendingCall>> kept_calls_;  // max_task_retries
+  struct LostCallResult {  // hold_lost_call_result
+    int holder = -1;
+    detail::ErrorInfo error;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::unordered_map<ObjectId, LostCallResult> lost_call_results_;
   std::vector<int> actors_placed_;                              // per rank, by this creator
   std::unordered_map<uint64_t, StatePtr> requests_;             // head replies
   uint64_t request_seq_ = 1;

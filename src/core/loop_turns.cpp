@@ -76,6 +76,7 @@ size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   if (puller_ && puller_->room_due(now)) n += pull_room_tick();  // object_transfer.cpp
   if (warnings_.has_repeats()) log_repeated_warnings(now, /*final=*/false);
   if (gather_ && gather_->active()) gather_->expire(now);  // ranks that did not answer in time
+  if (!lost_call_results_.empty()) expire_lost_call_results(now);  // actor_restarts.cpp
   t_in_turn = false;
   return n;
 }

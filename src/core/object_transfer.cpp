@@ -133,7 +133,8 @@ void EventLoop::handle_stored_result(int src, const char* data, size_t len) {
                   std::shared_ptr<const detail::Payload> p, detail::ErrorInfo e) mutable {
                 if (p)
                   on_result(src, id, true, nullptr, 0, {}, std::move(p), std::move(contained));
-                else if (!retry_lost_result(src, id, e))  // task_retry.cpp
+                else if (!retry_lost_result(src, id, e) &&  // task_retry.cpp
+                         !hold_lost_call_result(src, id, e))  // actor_restarts.cpp
                   on_result(src, id, false, nullptr, 0, std::move(e));
               });
 }

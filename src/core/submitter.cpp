@@ -362,7 +362,12 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     ++(ok ? ops_.tasks_finished : ops_.tasks_failed);
     inflight_.erase(it);
   } else if (!calls_inflight_.empty()) {
-    calls_inflight_.erase(id);
+    auto c = calls_inflight_.find(id);
+    // From an incarnation given up on when its rank was declared failed: the call went to the
+    // restart (resend_calls_on), and only the restart's answer counts.
+    if (c != calls_inflight_.end() && src != c->second && src != rank_ && known_failed(src))
+      return;
+    if (c != calls_inflight_.end()) calls_inflight_.erase(c);
     if (!kept_calls_.empty()) kept_calls_.erase(id);
   }
   arg_holds_.erase(id);  // the task is over: its stored arguments may go
