@@ -50,7 +50,10 @@ inline std::string validate(const FrameHeader& h, size_t avail) {
   if (h.magic != kFrameMagic) return "bad magic " + std::to_string(h.magic);
   if (h.version != kFrameVersion) return "unsupported frame version " + std::to_string(h.version);
   if (h.flags & ~(kFlagPad | kFlagFirst | kFlagLast)) return "unknown flags";
-  if (!(h.flags & kFlagPad) && h.type >= kFirstReservedType && h.type != kBulkMessageType)
+  // A pad frame is filler and nothing else: with a message flag beside it, it would be
+  // delivered as a message that skipped the reserved-type check.
+  if ((h.flags & kFlagPad) && h.flags != kFlagPad) return "pad flag combined with message flags";
+  if (h.flags != kFlagPad && h.type >= kFirstReservedType && h.type != kBulkMessageType)
     return "reserved message type " + std::to_string(h.type);
   if (frame_bytes(h.len) > avail)
     return "frame length " + std::to_string(h.len) + " overruns the " + std::to_string(avail) +

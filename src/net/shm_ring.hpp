@@ -109,6 +109,10 @@ size_t RingReader::drain(size_t max_frames, Fn&& fn, ErrFn&& on_error) {
       continue;
     }
     std::string why = validate(h, visible < to_end ? visible : to_end);
+    // A writer pads only up to the ring's end and publishes past it; a pad frame that ends
+    // before the end, or whose end is not yet visible, was never written by one.
+    if (why.empty() && h.flags == kFlagPad)
+      why = "pad frame at ring offset " + std::to_string(idx) + " does not reach the ring's end";
     if (!why.empty()) {
       on_error(why);
       pos = tail;

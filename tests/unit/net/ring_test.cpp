@@ -204,6 +204,22 @@ TEST(ShmRing, CorruptHeaderIsDroppedNotDelivered) {
   EXPECT_EQ(delivered, 2);
 }
 
+TEST(ShmRing, PadFrameShortOfTheRingsEndIsRefused) {
+  TestRing t(4096);
+  // A pad frame of 32 bytes at offset 0 of a 4096-byte ring: no writer pads short of the end.
+  const FrameHeader pad = make_header(0, kFlagPad, 16, 0);
+  std::memcpy(t.mem + sizeof(RingControl), &pad, sizeof pad);
+  t.ctl->tail.store(frame_bytes(16), std::memory_order_release);
+  int delivered = 0;
+  std::string error;
+  t.r.drain(
+      10, [&](const FrameHeader&, const char*) { ++delivered; },
+      [&](const std::string& why) { error = why; });
+  EXPECT_EQ(delivered, 0);
+  EXPECT_NE(error.find("does not reach the ring's end"), std::string::npos) << error;
+  EXPECT_FALSE(t.r.has_data());
+}
+
 TEST(Frame, ValidateNamesTheProblem) {
   FrameHeader h = make_header(kFirstReservedType, kFlagFirst | kFlagLast, 0, 0);
   EXPECT_NE(validate(h, 64).find("reserved"), std::string::npos);
@@ -212,6 +228,11 @@ TEST(Frame, ValidateNamesTheProblem) {
   h = make_header(1, kFlagFirst | kFlagLast, 0, 0);
   h.magic = 0;
   EXPECT_NE(validate(h, 64).find("magic"), std::string::npos);
+  // Pad beside a message flag would be delivered as a message of a reserved type (the fuzzer's
+  // corpus/wire_frames/crash-pad_flag_with_message_flags).
+  h = make_header(0xFF09, kFlagPad | kFlagFirst | kFlagLast, 0, 0);
+  EXPECT_NE(validate(h, 64).find("pad flag"), std::string::npos);
+  EXPECT_TRUE(validate(make_header(0, kFlagPad, 48, 0), 64).empty());
   EXPECT_TRUE(validate(make_header(1, kFlagFirst | kFlagLast, 48, 48), 64).empty());
   EXPECT_FALSE(validate(make_header(1, kFlagFirst | kFlagLast, 49, 49), 64).empty());
 }
@@ -260,8 +281,7 @@ TEST(FrameBatch, ABadFrameStopsTheBatchAndSaysWhy) {
   int delivered = 0;
   auto count = [&](uint16_t, const char*, size_t) { ++delivered; };
   // Cut inside the second frame's header, then inside its payload.
-  EXPECT_NE(for_each_batched(batch.data(), second + 8, count).find("truncated"),
-            std::string::npos);
+  EXPECT_NE(for_each_batched(batch.data(), second + 8, count).find("truncated"), std::string::npos);
   EXPECT_NE(for_each_batched(batch.data(), batch.size() - 1, count).find("overruns"),
             std::string::npos);
   // A fragment, and a whole message whose total disagrees with its length.
