@@ -12,7 +12,8 @@ namespace weft::core {
 
 void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   WireReader r(data, len);
-  ExecItem item;
+  auto item_ptr = std::make_unique<ExecItem>();
+  ExecItem& item = *item_ptr;
   item.kind = ExecItem::Kind::kActorCreate;
   item.owner = src;
   item.actor = r.get<ActorId>();
@@ -51,7 +52,7 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
     orphan_calls_.erase(it);
     for (auto& [caller, c] : calls) accept_call(a, std::move(c));
   }
-  enqueue_exec(std::move(item));
+  enqueue_exec(std::move(item_ptr));
 }
 
 void EventLoop::actor_created(const ActorId& id, std::shared_ptr<void> obj, detail::ErrorInfo err) {

@@ -266,7 +266,7 @@ class EventLoop : public net::MessageSink {
   size_t loop_turn(std::chrono::steady_clock::time_point now);
   void relieve(uint64_t gen);  // a pool thread turns the loop while the loop thread runs a task
   // A task's body: on this thread after the turn when allowed (loop_turns.cpp), else the pool.
-  void run_task_job(std::function<void()> job, const ObjectId& ret);
+  void run_task_job(Job job, const ObjectId& ret);
   bool try_token();
   void release_token() { token_.store(false, std::memory_order_release); }
   size_t drain_commands();
@@ -330,10 +330,10 @@ class EventLoop : public net::MessageSink {
   static void note_stored_readers(const std::vector<StatePtr>& refs, int reader);
 
   // executor.cpp
-  void enqueue_exec(ExecItem item);  // its stored arguments pinned first, then queue_exec
-  void queue_exec(ExecItem item);    // into the gate, and whatever may start now starts
+  void enqueue_exec(ExecItemPtr item);  // its stored arguments pinned first, then queue_exec
+  void queue_exec(ExecItemPtr item);  // into the gate, and whatever may start now starts
   void start_ready_exec();
-  void start_exec(ExecItem item);
+  void start_exec(ExecItemPtr item);
   // stored >= 0: the value is a primary of that size in this node's store (store_result).
   void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err,
                    int64_t stored = -1, std::vector<StatePtr> contained = {});
@@ -425,7 +425,7 @@ class EventLoop : public net::MessageSink {
   void pull_object(const ObjectId& id, int holder, size_t size, bool owner_record, PulledFn done);
   // Executor: opens or pulls the item's kStored arguments, pins them, then queues the task (or
   // hands the call to its actor); false when it has none (stored_args.cpp).
-  bool fetch_stored_args(ExecItem& item);
+  bool fetch_stored_args(ExecItemPtr& item);
   bool fetch_stored_args(const ActorId& actor, ActorCallItem& call);
   using PinnedFn = std::function<void(ArgPins pins, detail::ErrorInfo error)>;
   void pin_stored(std::vector<detail::StoredArg> stored, PinnedFn then);
@@ -501,7 +501,7 @@ class EventLoop : public net::MessageSink {
   // What work held goes back to the gate (and the head hears of it if it waits for room).
   void gate_release(const sched::ResourceSet& need, const PgContext& p,
                     const sched::GpuGrant& grant);
-  void reject_exec(ExecItem item);  // work of a group removed from this rank
+  void reject_exec(ExecItemPtr item);  // work of a group removed from this rank
   void handle_pg_prepare(int src, const char* data, size_t len);
   void handle_pg_commit(const char* data, size_t len);
   void handle_pg_rollback(const char* data, size_t len);

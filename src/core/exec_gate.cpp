@@ -17,28 +17,27 @@ sched::ResourceSet gpu_part(const sched::ResourceSet& need) {
 ExecGate::ExecGate(int rank, sched::ResourceSet total, std::vector<int> gpu_ids)
     : rank_(rank), total_(total), ledger_(rank, std::move(total), std::move(gpu_ids)) {}
 
-void ExecGate::push(ExecItem item) {
-  if (item.placement.pg != 0) {  // bundles have their own reservations: their own queue
+void ExecGate::push(ExecItemPtr item) {
+  if (item->placement.pg != 0) {  // bundles have their own reservations: their own queue
     bundle_queue_.push_back(std::move(item));
     return;
   }
-  if (stealable(item)) ++stealable_queued_;
-  queue_[item.depth].push_back(std::move(item));
+  if (stealable(*item)) ++stealable_queued_;
+  const uint32_t depth = item->depth;
+  queue_[depth].push_back(std::move(item));
+  ++plain_queued_;
 }
 
-ExecItem ExecGate::take(std::deque<ExecItem>& level, size_t i) {
+ExecItemPtr ExecGate::take(std::deque<ExecItemPtr>& level, size_t i) {
   auto at = level.begin() + static_cast<std::ptrdiff_t>(i);
-  ExecItem item = std::move(*at);
+  ExecItemPtr item = std::move(*at);
   level.erase(at);
-  if (stealable(item)) --stealable_queued_;
+  --plain_queued_;
+  if (stealable(*item)) --stealable_queued_;
   return item;
 }
 
-size_t ExecGate::queued() const {
-  size_t n = bundle_queue_.size();
-  for (const auto& [depth, level] : queue_) n += level.size();
-  return n;
-}
+size_t ExecGate::queued() const { return bundle_queue_.size() + plain_queued_; }
 
 ExecGate::Admit ExecGate::admit(ExecItem& item) {
   if (item.placement.pg == 0) {
@@ -74,11 +73,11 @@ ExecGate::Admit ExecGate::admit(ExecItem& item) {
   return exists ? Admit::kWait : Admit::kReject;
 }
 
-bool ExecGate::take_next(ExecItem* out, bool* rejected) {
+bool ExecGate::take_next(ExecItemPtr* out, bool* rejected) {
   // Every waiting bundle item is tried, not only the first: items of different bundles (or
   // groups) do not wait for each other.
   for (auto it = bundle_queue_.begin(); it != bundle_queue_.end(); ++it) {
-    const Admit a = admit(*it);
+    const Admit a = admit(**it);
     if (a == Admit::kWait) continue;
     *out = std::move(*it);
     *rejected = a == Admit::kReject;
@@ -87,11 +86,13 @@ bool ExecGate::take_next(ExecItem* out, bool* rejected) {
   }
   // Deepest level first on every call: what the caller started may have been all a deeper
   // level waited for.
+  // An emptied level stays (a few depths in all): erasing it cost a map node and the deque's
+  // two blocks, allocated again by the next task of that depth.
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (admit(it->second.front()) == Admit::kWait) continue;  // plain work is never rejected
+    if (it->second.empty() || admit(*it->second.front()) == Admit::kWait)
+      continue;  // plain work is never rejected
     *out = take(it->second, 0);
     *rejected = false;
-    if (it->second.empty()) queue_.erase(it);
     return true;
   }
   return false;
@@ -113,22 +114,18 @@ bool ExecGate::release(const sched::ResourceSet& need, const PgContext& p,
 void ExecGate::lend_cpu(double cpus) { used_ -= sched::ResourceSet{{"CPU", cpus}}; }
 void ExecGate::reclaim_cpu(double cpus) { used_ += sched::ResourceSet{{"CPU", cpus}}; }
 
-std::vector<ExecItem> ExecGate::give_away(int64_t free_units, uint32_t limit,
-                                          const std::function<bool(const ExecItem&)>& may_take) {
-  std::vector<ExecItem> given;
-  for (auto level = queue_.rbegin(); level != queue_.rend() && given.size() < limit;) {
+std::vector<ExecItemPtr> ExecGate::give_away(int64_t free_units, uint32_t limit,
+                                             const std::function<bool(const ExecItem&)>& may_take) {
+  std::vector<ExecItemPtr> given;
+  for (auto level = queue_.rbegin(); level != queue_.rend() && given.size() < limit; ++level) {
     auto& q = level->second;
     for (size_t i = q.size(); i-- > 0 && given.size() < limit;) {
-      const ExecItem& item = q[i];
+      const ExecItem& item = *q[i];
       const int64_t cpu = item.need.units("CPU");
       if (cpu > free_units || !stealable(item) || !may_take(item)) continue;
       free_units -= cpu;
       given.push_back(take(q, i));
     }
-    if (q.empty())
-      level = std::make_reverse_iterator(queue_.erase(std::next(level).base()));
-    else
-      ++level;
   }
   return given;
 }

@@ -32,11 +32,11 @@ class ExecGate {
   ExecGate(int rank, sched::ResourceSet total, std::vector<int> gpu_ids);
 
   // --- work ---
-  void push(ExecItem item);
+  void push(ExecItemPtr item);
   // The next item that may start now, in start order, into `out`: admitted (its resources are
   // taken), or with `*rejected` set when its group was removed from this rank. False when none
   // may start. One at a time (no list per turn), so the hot path allocates nothing here.
-  bool take_next(ExecItem* out, bool* rejected);
+  bool take_next(ExecItemPtr* out, bool* rejected);
   // What `item` took comes back. True when the head waits to hear that room was freed here (a
   // bundle prepare was refused): the caller sends it kPgFreed.
   bool release(const ExecItem& item) { return release(item.need, item.placement, item.grant); }
@@ -53,12 +53,12 @@ class ExecGate {
   uint32_t stealable_queued() const { return stealable_queued_; }
   int64_t free_cpu_units() const { return total_.units("CPU") - used_.units("CPU"); }
   // Nothing plain queued and a whole CPU free: this rank could take stolen work.
-  bool idle() const { return queue_.empty() && free_cpu_units() >= sched::ResourceSet::kUnit; }
+  bool idle() const { return plain_queued_ == 0 && free_cpu_units() >= sched::ResourceSet::kUnit; }
   // Up to `limit` queued stealable tasks that `may_take` accepts and whose CPUs add up to at
   // most `free_units`, taken out: the shallowest levels first (the biggest pieces of work) and
   // the youngest within a level, so what waited longest still runs here in arrival order.
-  std::vector<ExecItem> give_away(int64_t free_units, uint32_t limit,
-                                  const std::function<bool(const ExecItem&)>& may_take);
+  std::vector<ExecItemPtr> give_away(int64_t free_units, uint32_t limit,
+                                     const std::function<bool(const ExecItem&)>& may_take);
 
   // --- placement-group bundles hosted here (the head's two-phase reservation) ---
   sched::PgLedger::Prepared prepare(uint64_t pg, int bundle, const sched::ResourceSet& need);
@@ -72,15 +72,15 @@ class ExecGate {
   // Each queued item, bundle work first, in start order (job_state_snapshot.cpp).
   template <class F>
   void for_each_queued(F&& f) const {
-    for (const ExecItem& i : bundle_queue_) f(i);
+    for (const ExecItemPtr& i : bundle_queue_) f(static_cast<const ExecItem&>(*i));
     for (const auto& [depth, level] : queue_)
-      for (const ExecItem& i : level) f(i);
+      for (const ExecItemPtr& i : level) f(static_cast<const ExecItem&>(*i));
   }
 
  private:
   enum class Admit { kRun, kWait, kReject };
   Admit admit(ExecItem& item);  // takes what it admits
-  ExecItem take(std::deque<ExecItem>& level, size_t i);
+  ExecItemPtr take(std::deque<ExecItemPtr>& level, size_t i);
 
   struct LocalBundle {
     sched::ResourceSet need;
@@ -91,9 +91,10 @@ class ExecGate {
   sched::PgLedger ledger_;
   std::map<std::pair<uint64_t, int>, LocalBundle> bundles_;
   bool tell_head_when_freed_ = false;  // a prepare was refused here: the head waits for room
-  std::map<uint32_t, std::deque<ExecItem>, std::greater<>> queue_;  // plain work, by depth
-  std::deque<ExecItem> bundle_queue_;  // work inside bundles: never queued behind plain work
+  std::map<uint32_t, std::deque<ExecItemPtr>, std::greater<>> queue_;  // plain work, by depth
+  std::deque<ExecItemPtr> bundle_queue_;  // work inside bundles: never queued behind plain work
   uint32_t stealable_queued_ = 0;
+  size_t plain_queued_ = 0;  // items in queue_ (its emptied levels stay)
 };
 
 }  // namespace weft::core

@@ -9,11 +9,11 @@
 #include "common/log.hpp"
 #include "common/timeline.hpp"
 #include "core/event_loop.hpp"
-#include "weft/detail/registry.hpp"
 #include "core/exec_context.hpp"
 #include "core/invoke.hpp"
 #include "core/pg_wire.hpp"
 #include "core/submit_wire.hpp"
+#include "weft/detail/registry.hpp"
 
 namespace weft::core {
 
@@ -34,12 +34,10 @@ std::string demangle(const char* name) {
 
 }  // namespace
 
-detail::ErrorInfo run_guarded(int rank, const std::string& function,
-                              const std::function<void()>& invoke) {
+detail::ErrorInfo current_exception_error(int rank, const std::string& function) {
   detail::ErrorInfo e;
   try {
-    invoke();
-    return e;
+    throw;
   } catch (const TaskError& t) {  // a nested task failed and the body let it through
     e.type_name = t.type_name();
     e.message = t.message();
@@ -66,8 +64,8 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
     detail::ErrorInfo e;
     e.kind = detail::ErrorKind::kGeneric;
     e.rank = rank;
-    e.message = std::string(what) + " id " + std::to_string(fn_id) +
-                " is not registered on rank " + std::to_string(rank) +
+    e.message = std::string(what) + " id " + std::to_string(fn_id) + " is not registered on rank " +
+                std::to_string(rank) +
                 " (every rank must run the same binary, with WEFT_REMOTE for it)";
     return e;
   }
@@ -91,19 +89,19 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
 
 void EventLoop::handle_submit_task(int src, const char* data, size_t len) {
   WireReader r(data, len);
-  ExecItem item = get_submit_header(r);
-  item.holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
+  auto item = std::make_unique<ExecItem>(get_submit_header(r));
+  item->holds = accept_refs(get_ref_ids(r));  // refs nested in the arguments: borrowed here
   auto [p, n] = r.rest();
-  item.args.assign(p, p + n);
+  item->args.assign(p, p + n);
   enqueue_exec(std::move(item));
 }
 
-void EventLoop::enqueue_exec(ExecItem item) {
-  if (item.kind == ExecItem::Kind::kTask && fetch_stored_args(item)) return;  // pinned first
+void EventLoop::enqueue_exec(ExecItemPtr item) {
+  if (item->kind == ExecItem::Kind::kTask && fetch_stored_args(item)) return;  // pinned first
   queue_exec(std::move(item));
 }
 
-void EventLoop::queue_exec(ExecItem item) {
+void EventLoop::queue_exec(ExecItemPtr item) {
   gate_.push(std::move(item));
   start_ready_exec();
 }
@@ -111,7 +109,7 @@ void EventLoop::queue_exec(ExecItem item) {
 void EventLoop::start_ready_exec() {
   // Until nothing more may start: an actor creation whose actor died meanwhile gives its
   // resources back at once, which may admit more.
-  ExecItem item;
+  ExecItemPtr item;
   bool rejected = false;
   while (gate_.take_next(&item, &rejected)) {
     if (rejected)
@@ -121,7 +119,8 @@ void EventLoop::start_ready_exec() {
   }
 }
 
-void EventLoop::start_exec(ExecItem item) {
+void EventLoop::start_exec(ExecItemPtr item_ptr) {
+  ExecItem& item = *item_ptr;
   if (item.kind == ExecItem::Kind::kActorCreate) {
     auto it = actors_.find(item.actor);
     if (it == actors_.end() || it->second->state == ActorInstance::State::kDead) {
@@ -132,8 +131,9 @@ void EventLoop::start_exec(ExecItem item) {
     a.held = item.need;
     a.placement = item.placement;
     a.grant = item.grant;
-    pool_.submit([this, item = std::move(item), ckpt = a.incarnation > 0 ? a.ckpt : nullptr,
+    pool_.submit([this, item_ptr = std::move(item_ptr), ckpt = a.incarnation > 0 ? a.ckpt : nullptr,
                   incarnation = a.incarnation, expect = a.expect_checkpoint] {
+      const ExecItem& item = *item_ptr;
       const detail::ClassEntry* ce = detail::find_class(item.fn_id);
       std::shared_ptr<void> obj;
       std::string name = ce ? ce->name : "class #" + std::to_string(item.fn_id);
@@ -182,7 +182,8 @@ void EventLoop::start_exec(ExecItem item) {
     return;
   }
   const ObjectId ret = item.ret;
-  auto job = [this, item = std::move(item)]() mutable {
+  auto job = [this, item_ptr = std::move(item_ptr)]() mutable {
+    ExecItem& item = *item_ptr;
     serde::Buffer out;
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
     ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
@@ -190,15 +191,14 @@ void EventLoop::start_exec(ExecItem item) {
     std::vector<StatePtr> contained;
     detail::ErrorInfo e =
         invoke_registered(rank_, item.fn_id, nullptr, call_args(item.args, item.pins), ctx, out,
-                          "function", &contained,
-                          item.name);
+                          "function", &contained, item.name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
-    run_or_post([item = std::move(item), ok, value = std::move(value), e = std::move(e), stored,
-          contained = std::move(contained)](EventLoop& l) mutable {
-      l.finish_task(item, ok, std::move(value), std::move(e), stored, std::move(contained));
+    run_or_post([item_ptr = std::move(item_ptr), ok, value = std::move(value), e = std::move(e),
+                 stored, contained = std::move(contained)](EventLoop& l) mutable {
+      l.finish_task(*item_ptr, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
   };
   run_task_job(std::move(job), ret);  // on the admitting thread when allowed (loop_turns.cpp)
@@ -215,9 +215,8 @@ void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> val
   start_ready_exec();
 }
 
-void EventLoop::send_result(int owner, const ObjectId& ret, bool ok,
-                            const std::vector<char>& value, const detail::ErrorInfo& err,
-                            std::vector<StatePtr> contained) {
+void EventLoop::send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
+                            const detail::ErrorInfo& err, std::vector<StatePtr> contained) {
   if (owner == rank_) {
     on_result(rank_, ret, ok, value.data(), value.size(), err, nullptr, std::move(contained));
     return;

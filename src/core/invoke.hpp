@@ -3,7 +3,6 @@
 // ErrorInfo the caller receives. Shared by tasks and actor calls.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,9 +13,21 @@
 
 namespace weft::core {
 
-// Runs `invoke`, turning whatever it throws into an ErrorInfo (kind kNone when it returned).
-detail::ErrorInfo run_guarded(int rank, const std::string& function,
-                              const std::function<void()>& invoke);
+// The exception being handled, as the ErrorInfo of a failed call of `function` on `rank`. Only
+// inside a catch block.
+detail::ErrorInfo current_exception_error(int rank, const std::string& function);
+
+// Runs `invoke`, turning whatever it throws into an ErrorInfo (kind kNone when it returned). A
+// template, not a std::function: the body's lambda would cost an allocation per task.
+template <class F>
+detail::ErrorInfo run_guarded(int rank, const std::string& function, F&& invoke) {
+  try {
+    invoke();
+    return {};
+  } catch (...) {
+    return current_exception_error(rank, function);
+  }
+}
 
 // Looks `fn_id` up and runs it on `self` (null for free functions) with `ctx` installed as the
 // thread's ExecContext (its `function` is filled in here). `what` names the kind of id in the

@@ -40,7 +40,7 @@ thread_local bool t_in_turn = false;
 struct InlineSlot {
   bool any = false;    // the loop thread: any task
   ObjectId awaited{};  // a thread in get(): only the task producing this object
-  std::function<void()> job;
+  Job job;
 };
 thread_local InlineSlot* t_slot = nullptr;
 
@@ -113,7 +113,7 @@ void EventLoop::run_or_post(Command c) {
   release_token();
 }
 
-void EventLoop::run_task_job(std::function<void()> job, const ObjectId& ret) {
+void EventLoop::run_task_job(Job job, const ObjectId& ret) {
   InlineSlot* s = t_slot;
   // The loop thread runs it only while a pool thread is free to relieve it.
   if (s && !s->job && inline_tasks_ && (s->any ? pool_.has_idle_thread() : s->awaited == ret))

@@ -33,7 +33,8 @@ void EventLoop::gate_release(const sched::ResourceSet& need, const PgContext& p,
   }
 }
 
-void EventLoop::reject_exec(ExecItem item) {
+void EventLoop::reject_exec(ExecItemPtr item_ptr) {
+  const ExecItem& item = *item_ptr;
   std::string why = "placement group " + std::to_string(item.placement.pg) +
                     " was removed before this work could start on rank " + std::to_string(rank_);
   if (item.kind == ExecItem::Kind::kActorCreate) {

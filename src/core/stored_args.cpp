@@ -117,17 +117,19 @@ void EventLoop::pin_stored(std::vector<StoredArg> stored, PinnedFn then) {
   }
 }
 
-bool EventLoop::fetch_stored_args(ExecItem& item) {
-  std::vector<StoredArg> stored = stored_entries(item.args);
+bool EventLoop::fetch_stored_args(ExecItemPtr& item) {
+  std::vector<StoredArg> stored = stored_entries(item->args);
   if (stored.empty()) return false;
-  auto held = std::make_shared<ExecItem>(std::move(item));
+  // Shared: pin_stored's callback is copyable. Called once; the item leaves it then.
+  auto held = std::make_shared<ExecItemPtr>(std::move(item));
   pin_stored(std::move(stored), [this, held](ArgPins pins, detail::ErrorInfo e) {
+    ExecItem& it = **held;
     if (e.kind != detail::ErrorKind::kNone) {
-      send_result(held->owner, held->ret, false, {}, e);
+      send_result(it.owner, it.ret, false, {}, e);
       return;
     }
-    held->pins = std::move(pins);
-    held->local_only = true;  // its arguments lie on this node now: not stolen
+    it.pins = std::move(pins);
+    it.local_only = true;  // its arguments lie on this node now: not stolen
     queue_exec(std::move(*held));
   });
   return true;

@@ -10,9 +10,9 @@
 #include "core/object_store_client.hpp"
 #include "core/pg_wire.hpp"
 #include "core/submit_wire.hpp"
-#include "weft/detail/registry.hpp"
 #include "sched/feasibility.hpp"
 #include "sched/policy.hpp"
+#include "weft/detail/registry.hpp"
 
 namespace weft::core {
 
@@ -107,9 +107,15 @@ void EventLoop::start_ready_call(std::unique_ptr<PendingCall> call) {
     }
   }
   switch (call->kind) {
-    case PendingCall::Kind::kTask: dispatch_task(std::move(call)); break;
-    case PendingCall::Kind::kActorCall: dispatch_actor_call(std::move(call)); break;
-    case PendingCall::Kind::kActorCreate: dispatch_actor_create(std::move(call)); break;
+    case PendingCall::Kind::kTask:
+      dispatch_task(std::move(call));
+      break;
+    case PendingCall::Kind::kActorCall:
+      dispatch_actor_call(std::move(call));
+      break;
+    case PendingCall::Kind::kActorCreate:
+      dispatch_actor_create(std::move(call));
+      break;
   }
 }
 
@@ -281,7 +287,8 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need, {}, call->fn_id, call->name};
   ++ops_.tasks_submitted;
-  ExecItem item;
+  auto item_ptr = std::make_unique<ExecItem>();
+  ExecItem& item = *item_ptr;
   item.kind = ExecItem::Kind::kTask;
   item.owner = rank_;
   item.ret = call->result->id;
@@ -298,7 +305,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   RetrySpec* spec = keep_for_retry(*call, item.ret, target);
   if (target == rank_) {
     if (spec) spec->item = item;
-    return enqueue_exec(std::move(item));
+    return enqueue_exec(std::move(item_ptr));
   }
   if (!spec) {
     std::vector<StatePtr> holds = std::move(item.holds);
@@ -323,7 +330,8 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
   WireReader r(data, len);
   auto id = r.get<ObjectId>();
   int to = r.get<int32_t>();
-  if (to < 0 || to >= size_) throw SerializationError("kTaskMoved names rank " + std::to_string(to));
+  if (to < 0 || to >= size_)
+    throw SerializationError("kTaskMoved names rank " + std::to_string(to));
   auto it = inflight_.find(id);
   if (it == inflight_.end()) return;  // its result came first
   InFlight& f = it->second;
@@ -365,8 +373,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
     auto c = calls_inflight_.find(id);
     // From an incarnation given up on when its rank was declared failed: the call went to the
     // restart (resend_calls_on), and only the restart's answer counts.
-    if (c != calls_inflight_.end() && src != c->second && src != rank_ && known_failed(src))
-      return;
+    if (c != calls_inflight_.end() && src != c->second && src != rank_ && known_failed(src)) return;
     if (c != calls_inflight_.end()) calls_inflight_.erase(c);
     if (!kept_calls_.empty()) kept_calls_.erase(id);
   }
@@ -474,7 +481,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   detail::ErrorInfo e;
   e.rank = rank_;
   e.function = detail::class_name(call->fn_id);
-  if (call->actor.rank < 0) {  // first pass: place it
+  if (call->actor.rank < 0) {                                             // first pass: place it
     for (const auto& r : call->refs) add_contained(call->contained, *r);  // refs in ref values
     call->args = resolve_args(*call, /*stored_by_location=*/false);
     call->refs.clear();
@@ -506,9 +513,8 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     if (p->data()[0] == 0) {
       --actors_placed_[call->actor.rank];
       e.kind = detail::ErrorKind::kGeneric;
-      e.message = "an actor named '" + call->opts.name + "' already exists (" +
-                  holder.id.str() + " on rank " + std::to_string(holder.rank) +
-                  "); names are unique per job";
+      e.message = "an actor named '" + call->opts.name + "' already exists (" + holder.id.str() +
+                  " on rank " + std::to_string(holder.rank) + "); names are unique per job";
       fail_call(*call, e);
       return;
     }

@@ -66,7 +66,8 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
       WEFT_LOG(Debug) << text;
   }
   if (target == rank_)
-    enqueue_exec(ExecItem(r.item));  // the body consumes its copy; the spec stays for the next
+    enqueue_exec(std::make_unique<ExecItem>(
+        r.item));  // the body consumes its copy; the spec stays for the next
   else
     send_submit(target, r.item, r.item.holds);
   return true;

@@ -49,10 +49,11 @@ void EventLoop::handle_backlog(int src, const char* data, size_t len) {
 void EventLoop::handle_steal_request(int src, const char* data, size_t len) {
   WireReader r(data, len);
   int64_t free_units = r.get<int64_t>();
-  std::vector<ExecItem> given =
+  std::vector<ExecItemPtr> given =
       gate_.give_away(free_units, StealPlanner::grant_limit(gate_.stealable_queued()),
                       [this, src](const ExecItem& item) { return stealable_by(item, src); });
-  for (ExecItem& item : given) {
+  for (ExecItemPtr& given_item : given) {
+    ExecItem& item = *given_item;
     serde::Buffer b;
     WireWriter w(b);
     w.put<ObjectId>(item.ret);

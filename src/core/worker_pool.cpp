@@ -1,10 +1,10 @@
 #include "core/worker_pool.hpp"
 
-#include "common/timeline.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
+
+#include "common/timeline.hpp"
 
 namespace weft::core {
 namespace {
@@ -16,7 +16,8 @@ WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
   // TBB sizes its worker pool from the machine's cores; a rank may run more blocking-prone
   // threads than that, so raise the global limit to what this rank's arena asks for.
   size_t want = std::max<size_t>(threads_ + 1, tbb::this_task_arena::max_concurrency());
-  control_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, want);
+  control_ =
+      std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, want);
   // A thread blocked in get() runs other jobs on its own stack (up to kMaxHelpDepth deep).
   stack_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size, 32u << 20);
   arena_ = std::make_unique<tbb::task_arena>(threads_, 0);
@@ -25,44 +26,44 @@ WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
 WorkerPool::~WorkerPool() {
   drain(2000);
   // Jobs that never ran (the job is over) are dropped.
-  std::function<void()>* j;
-  while (jobs_.try_pop(j)) delete j;
+  jobs_.clear();
   apart_.clear();
 }
 
-void WorkerPool::submit(std::function<void()> job) {
+void WorkerPool::submit(Job job) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
-  jobs_.push(new std::function<void()>(std::move(job)));
+  jobs_.push(std::move(job));
   arena_->enqueue([this] {
-    std::function<void()>* j;
+    Job j;
     if (jobs_.try_pop(j)) run_job(j);
   });
 }
 
-void WorkerPool::submit_apart(std::function<void()> job) {
+void WorkerPool::submit_apart(Job job) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   apart_.push(std::move(job));
   arena_->enqueue([this] {
-    std::function<void()> j;
+    Job j;
     if (!apart_.try_pop(j)) return;
     j();
     outstanding_.fetch_sub(1, std::memory_order_release);
   });
 }
 
-void WorkerPool::run_job(std::function<void()>* job) {
+void WorkerPool::run_job(Job& job) {
   // Its timeline track's name; a thread that named itself first (the driver helping while it
   // waits in get) keeps its own.
   thread_local const bool named = (timeline::name_thread("pool"), true);
   (void)named;
-  std::unique_ptr<std::function<void()>> owned(job);
-  (*owned)();
+  Job owned = std::move(job);  // what it captured goes when it ends, before the count drops
+  owned();
+  owned = Job();
   outstanding_.fetch_sub(1, std::memory_order_release);
 }
 
 bool WorkerPool::help_one() {
   if (t_help_depth >= kMaxHelpDepth) return false;
-  std::function<void()>* j;
+  Job j;
   if (!jobs_.try_pop(j)) return false;
   ++t_help_depth;
   run_job(j);

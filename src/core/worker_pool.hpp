@@ -8,10 +8,15 @@
 #include <tbb/task_arena.h>
 
 #include <atomic>
-#include <functional>
 #include <memory>
 
+#include "common/move_only_function.hpp"
+
 namespace weft::core {
+
+// A task body and what follows it: it owns its ExecItem, which std::function (copyable
+// callables only) could not hold; one allocation, where std::function took two here.
+using Job = MoveOnlyFunction<void()>;
 
 class WorkerPool {
  public:
@@ -20,22 +25,20 @@ class WorkerPool {
 
   int threads() const { return threads_; }
   // Queues `job` for a pool thread.
-  void submit(std::function<void()> job);
+  void submit(Job job);
   // Runs `job` on a pool thread, never on a thread that helps (help_one) while it blocks:
   // for work that must not run inside someone else's wait.
-  void submit_apart(std::function<void()> job);
+  void submit_apart(Job job);
   // Runs one queued job on the calling thread; false when the queue is empty or this thread is
   // already helping too deeply (bounded stack).
   bool help_one();
   // Fewer jobs queued or running than threads: a job submitted now starts at once.
-  bool has_idle_thread() const {
-    return outstanding_.load(std::memory_order_relaxed) < threads_;
-  }
+  bool has_idle_thread() const { return outstanding_.load(std::memory_order_relaxed) < threads_; }
   // Waits until no job is queued or running, at most `ms` milliseconds; true if drained.
   bool drain(int ms);
 
  private:
-  void run_job(std::function<void()>* job);
+  void run_job(Job& job);
 
   int threads_;
   std::unique_ptr<tbb::global_control> control_, stack_;
@@ -43,8 +46,8 @@ class WorkerPool {
   // Every job crosses to its thread through one of these queues, never inside the functor TBB
   // runs: the queues' atomics are compiled into Weft (header templates), so ThreadSanitizer sees
   // the hand-over, which inside Debian's uninstrumented libtbb it cannot.
-  tbb::concurrent_queue<std::function<void()>*> jobs_;
-  tbb::concurrent_queue<std::function<void()>> apart_;  // submit_apart's (by value: no new each)
+  tbb::concurrent_queue<Job> jobs_;
+  tbb::concurrent_queue<Job> apart_;  // submit_apart's
   std::atomic<int64_t> outstanding_{0};
 };
 

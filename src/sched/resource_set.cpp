@@ -79,13 +79,26 @@ bool ResourceSet::fits_beside(const ResourceSet& used, const ResourceSet& cap) c
   return true;
 }
 
+void ResourceSet::add_units(const std::string& name, int64_t delta) {
+  // One search per name (units() then set_units() searched twice): the executor's gate adds and
+  // takes back every task's demand.
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const Entry& e, const std::string& n) { return e.first < n; });
+  if (it != entries_.end() && it->first == name) {
+    it->second += delta;
+    if (it->second == 0) entries_.erase(it);
+  } else if (delta != 0) {
+    entries_.insert(it, Entry(name, delta));
+  }
+}
+
 ResourceSet& ResourceSet::operator+=(const ResourceSet& other) {
-  for (const auto& [name, u] : other.entries_) set_units(name, units(name) + u);
+  for (const auto& [name, u] : other.entries_) add_units(name, u);
   return *this;
 }
 
 ResourceSet& ResourceSet::operator-=(const ResourceSet& other) {
-  for (const auto& [name, u] : other.entries_) set_units(name, units(name) - u);
+  for (const auto& [name, u] : other.entries_) add_units(name, -u);
   return *this;
 }
 

@@ -3,14 +3,13 @@
 // to exactly 1 and a release always undoes its allocation bit for bit; doubles would drift.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/container/small_vector.hpp>
 
 namespace weft::sched {
 
@@ -66,6 +65,7 @@ class ResourceSet {
   static std::string format_units(int64_t units);
 
  private:
+  void add_units(const std::string& name, int64_t delta);
   // Sorted by name, no zero amounts. A task's demand names one or two resources: kept inline,
   // the copies a submission makes (its call, the in-flight record, the executor's item) cost no
   // heap allocation.
