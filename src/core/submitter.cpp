@@ -287,32 +287,37 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   ++load_[target];
   inflight_[call->result->id] = InFlight{target, reserved, call->need, {}, call->fn_id, call->name};
   ++ops_.tasks_submitted;
-  auto item_ptr = std::make_unique<ExecItem>();
-  ExecItem& item = *item_ptr;
-  item.kind = ExecItem::Kind::kTask;
-  item.owner = rank_;
-  item.ret = call->result->id;
-  item.fn_id = call->fn_id;
-  item.need = call->need;
-  item.args = resolve_args(*call, /*stored_by_location=*/true);  // stored_args.cpp
-  item.depth = call->depth;
-  item.placement = call->placement;
-  item.strategy = call->strategy;
-  item.name = std::move(call->name);
-  item.holds = refs_sent_with(*call, target);  // stored_args.cpp: the executor borrows them
+  auto fill = [&](ExecItem& item) {
+    item.kind = ExecItem::Kind::kTask;
+    item.owner = rank_;
+    item.ret = call->result->id;
+    item.fn_id = call->fn_id;
+    item.need = call->need;
+    item.args = resolve_args(*call, /*stored_by_location=*/true);  // stored_args.cpp
+    item.depth = call->depth;
+    item.placement = call->placement;
+    item.strategy = call->strategy;
+    item.name = std::move(call->name);
+    item.holds = refs_sent_with(*call, target);  // stored_args.cpp: the executor borrows them
+  };
   // The owner keeps what it sends while the task may be retried (task_retry.cpp): the item itself
-  // when it goes to another rank (the message is written from it), a copy for a local body.
-  RetrySpec* spec = keep_for_retry(*call, item.ret, target);
+  // when it goes to another rank (the message is written from it), a copy for a local body. The
+  // item is built where it will live: no move of it (a few hundred bytes) on the way.
+  RetrySpec* spec = keep_for_retry(*call, call->result->id, target);
   if (target == rank_) {
-    if (spec) spec->item = item;
-    return enqueue_exec(std::move(item_ptr));
+    auto item = std::make_unique<ExecItem>();
+    fill(*item);
+    if (spec) spec->item = *item;
+    return enqueue_exec(std::move(item));
   }
-  if (!spec) {
-    std::vector<StatePtr> holds = std::move(item.holds);
-    return send_submit(target, item, std::move(holds));
+  if (spec) {
+    fill(spec->item);
+    return send_submit(target, spec->item, spec->item.holds);
   }
-  spec->item = std::move(item);
-  send_submit(target, spec->item, spec->item.holds);
+  ExecItem item;
+  fill(item);
+  std::vector<StatePtr> holds = std::move(item.holds);
+  send_submit(target, item, std::move(holds));
 }
 
 void EventLoop::send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds) {
