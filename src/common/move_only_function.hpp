@@ -26,6 +26,15 @@ class MoveOnlyFunction<R(Args...)> {
   R operator()(Args... args) { return impl_->run(std::forward<Args>(args)...); }
   explicit operator bool() const { return impl_ != nullptr; }
 
+  // The callable as one raw pointer and back, for queues whose slots must be trivially copyable
+  // (boost::lockfree). release() gives ownership up; adopt() takes a released one back, once.
+  void* release() { return impl_.release(); }
+  static MoveOnlyFunction adopt(void* raw) {
+    MoveOnlyFunction f;
+    f.impl_.reset(static_cast<Base*>(raw));
+    return f;
+  }
+
  private:
   struct Base {
     virtual ~Base() = default;

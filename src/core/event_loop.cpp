@@ -67,8 +67,7 @@ EventLoop::~EventLoop() {
   // the queue they post into goes (the pool's own destructor would wait only after it).
   pool_.drain(2000);
   // Commands still queued never run; what they own is destroyed with them (PendingCalls too).
-  Command c;
-  while (commands_.try_pop(c)) c = Command();
+  commands_.clear();
 }
 
 void EventLoop::start() {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-#include <tbb/concurrent_queue.h>
 
 #include <atomic>
 #include <deque>
@@ -24,6 +23,7 @@
 #include "common/config.hpp"
 #include "core/borrow_protocol.hpp"
 #include "core/actor_checkpoints.hpp"
+#include "common/function_queue.hpp"
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
@@ -516,7 +516,7 @@ class EventLoop : public net::MessageSink {
   WorkerPool pool_;
 
   std::thread thread_;
-  tbb::concurrent_queue<Command> commands_;
+  FunctionQueue<void(EventLoop&)> commands_;  // lock-free: see function_queue.hpp
   const std::chrono::microseconds spin_for_, yield_for_;
   std::atomic<bool> token_{false};   // held by the thread running a turn
   std::atomic<int> drivers_{0};      // threads blocked in get() that drive turns themselves

@@ -25,6 +25,8 @@ WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
 
 WorkerPool::~WorkerPool() {
   drain(2000);
+  for (int i = 0; i < 20000 && tbb_tasks_.load(std::memory_order_acquire) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   // Jobs that never ran (the job is over) are dropped.
   jobs_.clear();
   apart_.clear();
@@ -33,20 +35,30 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::submit(Job job) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   jobs_.push(std::move(job));
+  tbb_tasks_.fetch_add(1, std::memory_order_relaxed);
   arena_->enqueue([this] {
-    Job j;
-    if (jobs_.try_pop(j)) run_job(j);
+    {
+      Job j;
+      if (jobs_.try_pop(j)) run_job(j);
+    }
+    tbb_tasks_.fetch_sub(1, std::memory_order_release);  // the last touch of this pool
   });
 }
 
 void WorkerPool::submit_apart(Job job) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   apart_.push(std::move(job));
+  tbb_tasks_.fetch_add(1, std::memory_order_relaxed);
   arena_->enqueue([this] {
-    Job j;
-    if (!apart_.try_pop(j)) return;
-    j();
-    outstanding_.fetch_sub(1, std::memory_order_release);
+    {
+      Job j;
+      if (apart_.try_pop(j)) {
+        j();
+        j = Job();  // its captures go before the count says it ended
+        outstanding_.fetch_sub(1, std::memory_order_release);
+      }
+    }
+    tbb_tasks_.fetch_sub(1, std::memory_order_release);  // the last touch of this pool
   });
 }
 

@@ -3,13 +3,13 @@
 // such as a recursive fibonacci cannot starve the pool of threads.
 #pragma once
 
-#include <tbb/concurrent_queue.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
 #include <atomic>
 #include <memory>
 
+#include "common/function_queue.hpp"
 #include "common/move_only_function.hpp"
 
 namespace weft::core {
@@ -46,9 +46,13 @@ class WorkerPool {
   // Every job crosses to its thread through one of these queues, never inside the functor TBB
   // runs: the queues' atomics are compiled into Weft (header templates), so ThreadSanitizer sees
   // the hand-over, which inside Debian's uninstrumented libtbb it cannot.
-  tbb::concurrent_queue<Job> jobs_;
-  tbb::concurrent_queue<Job> apart_;  // submit_apart's
+  FunctionQueue<void()> jobs_;
+  FunctionQueue<void()> apart_;  // submit_apart's
   std::atomic<int64_t> outstanding_{0};
+  // TBB tasks enqueued and not yet returned. A job can be taken by a helper (help_one) before
+  // its TBB task runs; that task still pops this pool's queue afterwards, so the destructor
+  // waits for it, not only for the jobs (ThreadSanitizer saw the queue freed under that pop).
+  std::atomic<int64_t> tbb_tasks_{0};
 };
 
 }  // namespace weft::core
