@@ -35,6 +35,19 @@ struct TestRing {
   RingReader r;
 };
 
+// Drains what is visible: how many frames the reader handed over, and its complaint if any.
+struct Drained {
+  int delivered = 0;
+  std::string error;
+};
+Drained drain_counting(TestRing& t) {
+  Drained d;
+  t.r.drain(
+      10, [&](const FrameHeader&, const char*) { ++d.delivered; },
+      [&](const std::string& why) { d.error = why; });
+  return d;
+}
+
 std::vector<char> pattern(size_t n, uint32_t seed) {
   std::vector<char> v(n);
   uint32_t x = seed * 2654435761u + 1;
@@ -174,13 +187,9 @@ TEST(ShmRing, CorruptHeaderIsDroppedNotDelivered) {
   std::memcpy(&h, t.mem + sizeof(RingControl), sizeof h);
   h.len = 1u << 30;
   std::memcpy(t.mem + sizeof(RingControl), &h, sizeof h);
-  int delivered = 0;
-  std::string error;
-  t.r.drain(
-      10, [&](const FrameHeader&, const char*) { ++delivered; },
-      [&](const std::string& why) { error = why; });
-  EXPECT_EQ(delivered, 0);
-  EXPECT_NE(error.find("overruns"), std::string::npos) << error;
+  Drained d = drain_counting(t);
+  EXPECT_EQ(d.delivered, 0);
+  EXPECT_NE(d.error.find("overruns"), std::string::npos) << d.error;
   EXPECT_FALSE(t.r.has_data()) << "the bad bytes are consumed, not retried";
 
   // A bad version is refused too, and the ring keeps working afterwards.
@@ -190,18 +199,16 @@ TEST(ShmRing, CorruptHeaderIsDroppedNotDelivered) {
   std::memcpy(&h, at, sizeof h);
   h.version = 99;
   std::memcpy(at, &h, sizeof h);
-  error.clear();
-  t.r.drain(
-      10, [&](const FrameHeader&, const char*) { ++delivered; },
-      [&](const std::string& why) { error = why; });
-  EXPECT_EQ(delivered, 0);
-  EXPECT_NE(error.find("version"), std::string::npos) << error;
+  d = drain_counting(t);
+  EXPECT_EQ(d.delivered, 0);
+  EXPECT_NE(d.error.find("version"), std::string::npos) << d.error;
   ASSERT_TRUE(t.w.try_write(2, kFlagFirst | kFlagLast, 64, v.data(), 64));
   t.w.publish();
+  int types = 0;
   t.r.drain(
-      10, [&](const FrameHeader& fh, const char*) { delivered += fh.type; },
+      10, [&](const FrameHeader& fh, const char*) { types += fh.type; },
       [&](const std::string& why) { FAIL() << why; });
-  EXPECT_EQ(delivered, 2);
+  EXPECT_EQ(types, 2);
 }
 
 TEST(ShmRing, PadFrameShortOfTheRingsEndIsRefused) {
@@ -210,13 +217,9 @@ TEST(ShmRing, PadFrameShortOfTheRingsEndIsRefused) {
   const FrameHeader pad = make_header(0, kFlagPad, 16, 0);
   std::memcpy(t.mem + sizeof(RingControl), &pad, sizeof pad);
   t.ctl->tail.store(frame_bytes(16), std::memory_order_release);
-  int delivered = 0;
-  std::string error;
-  t.r.drain(
-      10, [&](const FrameHeader&, const char*) { ++delivered; },
-      [&](const std::string& why) { error = why; });
-  EXPECT_EQ(delivered, 0);
-  EXPECT_NE(error.find("does not reach the ring's end"), std::string::npos) << error;
+  const Drained d = drain_counting(t);
+  EXPECT_EQ(d.delivered, 0);
+  EXPECT_NE(d.error.find("does not reach the ring's end"), std::string::npos) << d.error;
   EXPECT_FALSE(t.r.has_data());
 }
 
