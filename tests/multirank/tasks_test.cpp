@@ -1,12 +1,12 @@
 // Tasks across ranks: results, dependencies, ref arguments, errors, timeouts, wait, resources.
 #include <gtest/gtest.h>
-#include <weft/weft.hpp>
 
 #include <chrono>
 #include <map>
 #include <numeric>
 #include <set>
 #include <thread>
+#include <weft/weft.hpp>
 
 using namespace std::chrono_literals;
 
@@ -56,6 +56,26 @@ int needs_special() { return weft::rank(); }
 
 }  // namespace
 
+// Closed until the test has checked what it must see while a task is still pending, so that
+// "still pending" never depends on the machine's speed (the leak pass, with slow unwinding on
+// every allocation and another test beside it, ran 268 of 299 small tasks in 1.5 s).
+class SlowTaskGate {
+ public:
+  void open() { open_ = true; }
+  bool is_open() { return open_; }
+
+ private:
+  bool open_ = false;
+};
+int wait_for_gate(weft::ActorHandle<SlowTaskGate> gate) {
+  while (!gate.task(&SlowTaskGate::is_open).remote().get())
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return 2000;
+}
+WEFT_ACTOR(SlowTaskGate);
+WEFT_REMOTE(&SlowTaskGate::open);
+WEFT_REMOTE(&SlowTaskGate::is_open);
+WEFT_REMOTE(wait_for_gate);
 WEFT_REMOTE(add);
 WEFT_REMOTE(where);
 WEFT_REMOTE(nothing);
@@ -183,16 +203,19 @@ TEST(Tasks, WaitReturnsPartialReadiness) {
 // wait_some's scan (api.cpp): a prefix that only moves forward, plus passes over the rest for
 // refs done out of order. Here the first ref is the slow one, so the prefix stays at 0 and the
 // 299 ready ones must be counted by those passes; then a get of the whole list keeps its order.
-// The slow one holds no CPU slot, so that on one rank too the others do not queue behind it.
+// The slow one holds no CPU slot, so that on one rank too the others do not queue behind it, and
+// it ends only when the test opens its gate.
 TEST(Tasks, WaitCountsRefsThatFinishBeforeAnEarlierSlowOne) {
+  auto gate = weft::actor<SlowTaskGate>().remote();
   std::vector<weft::ObjectRef<int>> refs{
-      weft::task(sleep_ms).options({.num_cpus = 0}).remote(2000)};
+      weft::task(wait_for_gate).options({.num_cpus = 0}).remote(gate)};
   for (int i = 0; i < 299; ++i) refs.push_back(weft::task(add).remote(i, 0));
-  auto [ready, pending] = weft::wait(refs, 299, std::chrono::milliseconds(1500));
+  auto [ready, pending] = weft::wait(refs, 299, std::chrono::seconds(120));
   ASSERT_EQ(ready.size(), 299u);
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0], refs[0]);
   for (int i = 0; i < 299; ++i) EXPECT_EQ(ready[i].get(), i);
+  gate.task(&SlowTaskGate::open).remote().get();
   std::vector<int> all = weft::get(refs);
   ASSERT_EQ(all.size(), 300u);
   EXPECT_EQ(all[0], 2000);
