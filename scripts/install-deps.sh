@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhdf5-dev hdf5-tools libtbb-dev
-      libboost-serialization-dev libgtest-dev libbenchmark-dev
+      libboost-serialization-dev libboost-dev libgtest-dev libbenchmark-dev
       nlohmann-json3-dev libcli11-dev
       slurm-wlm munge libpmix-dev
       iproute2 iputils-ping python3 python3-prometheus-client)

@@ -10,6 +10,16 @@ namespace weft::core {
 namespace {
 thread_local int t_help_depth = 0;
 constexpr int kMaxHelpDepth = 256;  // needs the 32 MiB stacks set below
+
+// Waits until `count` is zero, at most `ms` milliseconds; true if it got there.
+bool wait_for_zero(const std::atomic<int64_t>& count, int ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (count.load(std::memory_order_acquire) > 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
 }  // namespace
 
 WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
@@ -25,8 +35,7 @@ WorkerPool::WorkerPool(int threads) : threads_(std::max(1, threads)) {
 
 WorkerPool::~WorkerPool() {
   drain(2000);
-  for (int i = 0; i < 20000 && tbb_tasks_.load(std::memory_order_acquire) > 0; ++i)
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  wait_for_zero(tbb_tasks_, 2000);
   // Jobs that never ran (the job is over) are dropped.
   jobs_.clear();
   apart_.clear();
@@ -83,13 +92,6 @@ bool WorkerPool::help_one() {
   return true;
 }
 
-bool WorkerPool::drain(int ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (outstanding_.load(std::memory_order_acquire) > 0) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
-}
+bool WorkerPool::drain(int ms) { return wait_for_zero(outstanding_, ms); }
 
 }  // namespace weft::core

@@ -28,6 +28,15 @@ uint64_t get_varint(std::string_view* in) {
   throw SerializationError("ResourceSet bytes hold a varint longer than 64 bits");
 }
 
+// The first entry whose name is not below `name`: the one search every lookup shares (inline
+// here; it is on the executor's path for every task).
+template <class Iter>
+inline Iter lower_entry(Iter first, Iter last, std::string_view name) {
+  return std::lower_bound(first, last, name, [](const ResourceSet::Entry& e, std::string_view n) {
+    return e.first < n;
+  });
+}
+
 }  // namespace
 
 ResourceSet::ResourceSet(std::initializer_list<std::pair<std::string, double>> items) {
@@ -41,8 +50,7 @@ int64_t ResourceSet::to_units(double amount) {
 void ResourceSet::set(const std::string& name, double amount) { set_units(name, to_units(amount)); }
 
 void ResourceSet::set_units(const std::string& name, int64_t units) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const Entry& e, const std::string& n) { return e.first < n; });
+  auto it = lower_entry(entries_.begin(), entries_.end(), name);
   if (it != entries_.end() && it->first == name) {
     if (units == 0) {
       entries_.erase(it);
@@ -55,8 +63,7 @@ void ResourceSet::set_units(const std::string& name, int64_t units) {
 }
 
 int64_t ResourceSet::units(std::string_view name) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const Entry& e, std::string_view n) { return e.first < n; });
+  auto it = lower_entry(entries_.begin(), entries_.end(), name);
   return it != entries_.end() && it->first == name ? it->second : 0;
 }
 
@@ -82,8 +89,7 @@ bool ResourceSet::fits_beside(const ResourceSet& used, const ResourceSet& cap) c
 void ResourceSet::add_units(const std::string& name, int64_t delta) {
   // One search per name (units() then set_units() searched twice): the executor's gate adds and
   // takes back every task's demand.
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const Entry& e, const std::string& n) { return e.first < n; });
+  auto it = lower_entry(entries_.begin(), entries_.end(), name);
   if (it != entries_.end() && it->first == name) {
     it->second += delta;
     if (it->second == 0) entries_.erase(it);
