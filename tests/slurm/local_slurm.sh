@@ -28,13 +28,16 @@ port_in_use() {
   hex=$(printf ':%04X ' "$1")
   grep -qs -- "$hex" /proc/net/tcp /proc/net/tcp6
 }
-# The first free pair (PORT, PORT+1) from 16817 on, unless WEFTDEV_SLURM_PORT pins it.
+# The first free pair (PORT, PORT+1) from $1 (default 16817) on, below the kernel's ephemeral
+# range: a port in that range can be taken, between this check and slurmctld's bind, by any
+# process's outgoing connection (mpirun's, an earlier test's), and the bind then fails.
 pick_port() {
-  local p
-  for ((p = 16817; p < 17817; p += 2)); do
+  local p from="${1:-16817}" limit
+  limit="$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+  for ((p = from; p + 1 < limit; p += 2)); do
     port_in_use "$p" || port_in_use "$((p + 1))" || { echo "$p"; return; }
   done
-  echo 16817
+  echo "$from"
 }
 # Clients and `stop` use the port of the running cluster's config; `start` picks a new one.
 PORT="${WEFTDEV_SLURM_PORT:-}"
@@ -133,15 +136,25 @@ PartitionName=debug Nodes=${NODE} Default=YES MaxTime=INFINITE State=UP OverSubs
 EOF
 }
 
+# 0 when the node is idle; 1 after TIMEOUT, or at once when a daemon has logged a fatal error.
 wait_idle() {
   local deadline=$((SECONDS + TIMEOUT)) state=""
   while ((SECONDS < deadline)); do
     state="$(timeout 5 sinfo -h -n "${NODE}" -o '%t' 2>/dev/null | head -n 1 || true)"
     [[ "$state" == idle* ]] && return 0
+    if grep -qs 'fatal:' "${DIR}/log/slurmctld.log" "${DIR}/log/slurmd.log"; then
+      log "a daemon stopped: $(grep -hs 'fatal:' "${DIR}/log/slurmctld.log" "${DIR}/log/slurmd.log" | head -n 1)"
+      return 1
+    fi
     sleep 0.5
   done
   log "node ${NODE} not idle after ${TIMEOUT} s (state: '${state:-none}')"
   return 1
+}
+
+# True when slurmctld or slurmd could not bind its port.
+port_taken_at_bind() {
+  grep -qs 'Address already in use' "${DIR}/log/slurmctld.log" "${DIR}/log/slurmd.log"
 }
 
 dump_logs() {
@@ -177,16 +190,30 @@ start() {
     --pid-file="${DIR}/munge/munged.pid" --log-file="${DIR}/munge/munged.log" \
     --seed-file="${DIR}/munge/munged.seed" 2>>"${DIR}/log/start.err" || {
     log "munged failed to start"; cat "${DIR}/log/start.err" >&2; exit 1; }
-  # -c: a fresh cluster, never state left by an earlier run.
-  slurmctld -c -f "${CONF}" 2>>"${DIR}/log/start.err" || {
-    log "slurmctld failed to start"; dump_logs; stop_all; exit 1; }
-  slurmd -f "${CONF}" 2>>"${DIR}/log/start.err" || {
-    log "slurmd failed to start"; dump_logs; stop_all; exit 1; }
-  if ! wait_idle; then
+  # A port found free can still be taken before slurmctld or slurmd binds it; then the next free
+  # pair is tried (unless WEFTDEV_SLURM_PORT pins it), the failed attempt's logs kept beside.
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    # -c: a fresh cluster, never state left by an earlier run.
+    slurmctld -c -f "${CONF}" 2>>"${DIR}/log/start.err" || {
+      log "slurmctld failed to start"; dump_logs; stop_all; exit 1; }
+    slurmd -f "${CONF}" 2>>"${DIR}/log/start.err" || {
+      log "slurmd failed to start"; dump_logs; stop_all; exit 1; }
+    wait_idle && break
+    if [[ -z "${WEFTDEV_SLURM_PORT:-}" ]] && port_taken_at_bind && ((attempt < 5)); then
+      stop_daemon slurmd "${DIR}/run/slurmd.pid"
+      stop_daemon slurmctld "${DIR}/run/slurmctld.pid"
+      mv "${DIR}/log/slurmctld.log" "${DIR}/log/slurmctld.log.port${PORT}" 2>/dev/null || true
+      mv "${DIR}/log/slurmd.log" "${DIR}/log/slurmd.log.port${PORT}" 2>/dev/null || true
+      log "port ${PORT} or $((PORT + 1)) was taken at bind; trying the next free pair"
+      PORT=$(pick_port "$((PORT + 2))")
+      write_config
+      continue
+    fi
     dump_logs
     stop_all
     exit 1
-  fi
+  done
   log "up: node ${NODE} idle; export SLURM_CONF=${CONF}"
 }
 

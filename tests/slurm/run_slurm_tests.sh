@@ -54,15 +54,9 @@ done < <(env)
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/weft-slurm-tests.XXXXXX")"
 export WEFTDEV_SLURM_DIR="${work}/cluster"
-# A port nobody listens on, so a developer's own local cluster can keep running alongside.
-port_in_use() {
-  local hex
-  hex="$(printf '%04X' "$1")"
-  grep -qE "^ *[0-9]+: [0-9A-F]+:${hex} [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-port=$((20000 + ($$ % 10000) * 2))
-while port_in_use "$port" || port_in_use $((port + 1)); do port=$((port + 2)); done
-export WEFTDEV_SLURM_PORT="$port"
+# local_slurm.sh picks a free port pair itself (below the ephemeral range, retrying on a bind
+# failure), so a developer's own local cluster can keep running alongside.
+unset WEFTDEV_SLURM_PORT
 
 failures=0
 cleanup() {
