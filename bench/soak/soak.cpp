@@ -31,6 +31,7 @@
 #include <weft/weft.hpp>
 
 #include "../core/bench_util.hpp"
+#include "common/timeline.hpp"
 
 namespace {
 
@@ -78,12 +79,16 @@ long heap_in_use_kb() {
 // Prints this rank's RSS every `period` until stopped.
 class RssSampler {
  public:
-  RssSampler(int rank, std::chrono::milliseconds period)
-      : thread_([this, rank, period] {
+  RssSampler(int rank, std::chrono::milliseconds period, bool trim)
+      : thread_([this, rank, period, trim] {
           while (!stop_.load()) {
+            // Freed heap pages glibc keeps for later mallocs (the high-water mark of a burst of
+            // queued work) go back first, so the RSS read is memory something still holds.
+            if (trim) malloc_trim(0);
             const Rss r = rss_now();
-            std::printf("soak-rss rank=%d rss_kb=%ld shmem_kb=%ld heap_kb=%ld\n", rank,
-                        r.total_kb, r.shmem_kb, heap_in_use_kb());
+            std::printf("soak-rss rank=%d rss_kb=%ld shmem_kb=%ld heap_kb=%ld timeline_kb=%zu\n",
+                        rank, r.total_kb, r.shmem_kb, heap_in_use_kb(),
+                        weft::timeline::touched_bytes() / 1024);
             std::fflush(stdout);
             for (auto t = period; t.count() > 0 && !stop_.load(); t -= std::chrono::milliseconds(10))
               std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -204,13 +209,17 @@ int main(int argc, char** argv) {
   //    large block freed, so after the first one the 1 MiB vectors come from the heap.
   const long long arena_max = int_flag(argc, argv, "--malloc-arena-max", 0);
   const long long mmap_threshold_kib = int_flag(argc, argv, "--mmap-threshold-kib", 0);
+  //  * --trim-before-sample 1: malloc_trim(0) before each RSS reading, which hands the kernel
+  //    back the free pages glibc keeps (at the heap's top and inside it): the RSS then follows
+  //    what is allocated rather than its high-water mark.
+  const bool trim = int_flag(argc, argv, "--trim-before-sample", 0) != 0;
 #if defined(__GLIBC__)
   if (arena_max > 0) mallopt(M_ARENA_MAX, static_cast<int>(arena_max));
   if (mmap_threshold_kib > 0) mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap_threshold_kib << 10));
 #endif
 
   weft::Runtime rt(&argc, &argv);
-  RssSampler sampler(weft::rank(), sample);
+  RssSampler sampler(weft::rank(), sample, trim);
   if (!rt.is_driver()) return rt.serve();
   std::this_thread::sleep_for(hold);  // the idle counts before
   say("soak-phase begin");

@@ -145,6 +145,16 @@ std::vector<Track> collect() {
   return out;
 }
 
+size_t touched_bytes() {
+  std::lock_guard<std::mutex> g(g_rings_mu);
+  size_t bytes = 0;
+  for (const auto& r : rings()) {
+    std::lock_guard<std::mutex> rg(r->mu);
+    bytes += static_cast<size_t>(std::min(r->head, r->cap)) * sizeof(Event);
+  }
+  return bytes;
+}
+
 void clear() {
   std::lock_guard<std::mutex> g(g_rings_mu);
   for (const auto& r : rings()) {

@@ -82,5 +82,9 @@ struct Track {
 std::vector<Track> collect();
 // Drops every recorded span (tests and benchmarks).
 void clear();
+// Bytes of this process's ring slots that spans have been written to: what the rings add to the
+// RSS, since a ring's pages are first touched as it fills. At most timeline_events x 64 B per
+// thread that ever recorded; clear() does not lower it (the pages stay).
+size_t touched_bytes();
 
 }  // namespace weft::timeline

@@ -1,5 +1,6 @@
 // The timeline's rings (common/timeline.hpp): spans per thread in order, a full ring keeps its
-// newest spans and counts the rest, off records nothing, a finished thread's ring is reused.
+// newest spans and counts the rest, off records nothing, a finished thread's ring is reused, and
+// the bytes the rings have touched are counted.
 #include "common/timeline.hpp"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,22 @@ TEST(Timeline, AThreadThatEndedLeavesItsRingToTheNextOne) {
   const tl::Track* t = track_named(all, "second");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->events.back().start_ns, 3u);
+}
+
+TEST(Timeline, TouchedBytesGrowWithTheSpansUpToTheRingsSize) {
+  tl::configure(true, 48);
+  size_t after_ten = 0, after_many = 0;
+  std::thread([&] {
+    tl::name_thread("toucher");  // its ring is made here, nothing written yet
+    const size_t before = tl::touched_bytes();
+    for (uint64_t i = 0; i < 10; ++i) tl::record(tl::Kind::kTask, i, i + 1);
+    after_ten = tl::touched_bytes() - before;
+    for (uint64_t i = 0; i < 100; ++i) tl::record(tl::Kind::kTask, i, i + 1);
+    after_many = tl::touched_bytes() - before;
+  }).join();
+  EXPECT_EQ(after_ten, 10 * sizeof(tl::Event));
+  EXPECT_EQ(after_many, 48 * sizeof(tl::Event));  // a full ring touches no more
+  tl::configure(true, 64);
 }
 
 }  // namespace
