@@ -130,6 +130,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
     }
     ++a.running;
     const ObjectId ret = c.ret;
+    const uint64_t method = c.method;
     const bool checkpoint_now = c.method == detail::actor_checkpoint_method();
     if (checkpoint_now && !a.ckpt) a.ckpt = make_checkpointer(a, true);
     const bool state_call =
@@ -137,6 +138,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
     auto job = [this, id = a.id, cls = a.class_id, obj = a.object, placement = a.placement,
                 ckpt = a.ckpt, checkpoint_now, state_call, concurrency = a.max_concurrency,
                 c = std::move(c)]() mutable {
+      const auto t0 = std::chrono::steady_clock::now();
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
@@ -184,6 +186,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
       std::vector<char> value = out.take();
       int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
+      note_body(c.method, t0);
       const bool announce = ckpt && ckpt->take_first_write();  // before the result: see header
       run_or_post([id, c = std::move(c), ok, value = std::move(value), e = std::move(e), stored,
                    contained = std::move(contained), announce](EventLoop& l) mutable {
@@ -204,7 +207,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
         l.pump_actor(a);
       });
     };
-    run_task_job(std::move(job), ret);  // on the admitting thread when allowed, like a task
+    run_task_job(std::move(job), ret, method);  // on the admitting thread when allowed, like a task
   }
 }
 

@@ -27,6 +27,7 @@
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
+#include "core/body_durations.hpp"
 #include "core/exec_gate.hpp"
 #include "core/exec_item.hpp"
 #include "core/failed_ranks.hpp"
@@ -266,7 +267,17 @@ class EventLoop : public net::MessageSink {
   size_t loop_turn(std::chrono::steady_clock::time_point now);
   void relieve(uint64_t gen);  // a pool thread turns the loop while the loop thread runs a task
   // A task's body: on this thread after the turn when allowed (loop_turns.cpp), else the pool.
-  void run_task_job(Job job, const ObjectId& ret);
+  // `fn_id`: its function or method, whose recent durations say whether it is short.
+  void run_task_job(Job job, const ObjectId& ret, uint64_t fn_id);
+  // A body of `fn_id` that started at `t0` has ended (its result encoded): into body_durations_.
+  void note_body(uint64_t fn_id, std::chrono::steady_clock::time_point t0) {
+    body_durations_.record(fn_id, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count()));
+  }
+  // The heartbeat thread's check: a body the loop thread runs without relief that is still
+  // running (it was short before) gets a pool thread to keep the loop turning (loop_turns.cpp).
+  void relieve_long_inline_body();
   bool try_token();
   void release_token() { token_.store(false, std::memory_order_release); }
   size_t drain_commands();
@@ -523,6 +534,11 @@ class EventLoop : public net::MessageSink {
   std::atomic<bool> closed_{false};  // the loop has stopped: nobody may run a turn
   const bool inline_tasks_;          // inline_tasks: bodies may run on the thread that admits them
   std::atomic<uint64_t> relief_gen_{0}, relief_done_{0};
+  // The generation of a body the loop thread runs without relief, 0 when none: the heartbeat
+  // thread relieves it if it is still running at a beat.
+  std::atomic<uint64_t> unrelieved_gen_{0};
+  std::atomic<bool> beats_watch_inline_{false};  // the heartbeat thread runs (and checks that)
+  BodyDurations body_durations_;  // what bodies lately took, per function (body_durations.hpp)
   std::atomic<bool> stop_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<int> exit_code_{0};

@@ -182,6 +182,7 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     return;
   }
   const ObjectId ret = item.ret;
+  const uint64_t fn_id = item.fn_id;
   auto job = [this, item_ptr = std::move(item_ptr)]() mutable {
     ExecItem& item = *item_ptr;
     serde::Buffer out;
@@ -189,6 +190,7 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     ExecContext ctx{item.placement.pg ? 0 : item.need.get("CPU"), "", item.depth};
     ctx.placement = &item.placement;
     std::vector<StatePtr> contained;
+    const auto t0 = std::chrono::steady_clock::now();
     detail::ErrorInfo e =
         invoke_registered(rank_, item.fn_id, nullptr, call_args(item.args, item.pins), ctx, out,
                           "function", &contained, item.name);
@@ -196,12 +198,13 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     std::vector<char> value = out.take();
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
+    note_body(item.fn_id, t0);
     run_or_post([item_ptr = std::move(item_ptr), ok, value = std::move(value), e = std::move(e),
                  stored, contained = std::move(contained)](EventLoop& l) mutable {
       l.finish_task(*item_ptr, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
   };
-  run_task_job(std::move(job), ret);  // on the admitting thread when allowed (loop_turns.cpp)
+  run_task_job(std::move(job), ret, fn_id);  // on the admitting thread when allowed (loop_turns.cpp)
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,

@@ -48,12 +48,14 @@ void EventLoop::start_heartbeats() {
   });
   heartbeat_ = std::make_unique<HeartbeatThread>(interval, [this] {
     log::set_rank(rank_);
+    relieve_long_inline_body();  // a body thought short that is not (loop_turns.cpp)
     if (beat_queued_.exchange(true, std::memory_order_acq_rel)) return;  // one is still queued
     run_or_post([](EventLoop& l) {
       l.beat_queued_.store(false, std::memory_order_release);
       l.heartbeat_tick();
     });
   });
+  beats_watch_inline_.store(true, std::memory_order_release);
 }
 
 void EventLoop::heartbeat_tick() {

@@ -6,8 +6,11 @@
 //  - a pool thread that finished a task sends the result itself (run_or_post).
 // A task admitted during a turn on the loop thread runs on the loop thread right after that turn
 // (no hand-off to a pool thread), while a pool thread keeps the loop turning ("relief") until it
-// returns; a task admitted during a turn that a get() drives runs inline when it is the very
-// result that get() waits for. Everything else goes to the pool. Hand-offs per remote task: the
+// returns. A body whose function ran short lately (body_durations.hpp) runs there without relief:
+// waking a pool thread would cost more than the body; if it runs long this time, the next
+// heartbeat (every failure_timeout_ms / 5) starts the relief. Without heartbeats (one rank, or
+// failure_timeout_ms = 0) every body on the loop thread is relieved. A task admitted during a turn that
+// a get() drives runs inline when it is the very result that get() waits for. Everything else goes to the pool. Hand-offs per remote task: the
 // caller's thread writes the target's ring, and the target's thread that read it runs the task
 // and writes the reply into the caller's ring, which the caller's thread reads.
 #include <immintrin.h>
@@ -38,10 +41,15 @@ thread_local bool t_in_turn = false;
 
 // Where a task admitted during this thread's turn may run instead of the pool.
 struct InlineSlot {
-  bool any = false;    // the loop thread: any task
-  ObjectId awaited{};  // a thread in get(): only the task producing this object
+  bool any = false;     // the loop thread: any task
+  ObjectId awaited{};   // a thread in get(): only the task producing this object
+  bool relieve = true;  // the loop thread: a pool thread turns the loop while it runs
   Job job;
 };
+// A body whose recent runs all took less than this runs on the loop thread with no pool thread
+// woken to relieve it: the wake costs more than such a body (a futex wake is tens of µs here),
+// and the loop's messages wait at most about this long.
+constexpr uint64_t kShortBodyNs = 50'000;
 thread_local InlineSlot* t_slot = nullptr;
 
 class SlotScope {
@@ -113,13 +121,26 @@ void EventLoop::run_or_post(Command c) {
   release_token();
 }
 
-void EventLoop::run_task_job(Job job, const ObjectId& ret) {
+void EventLoop::run_task_job(Job job, const ObjectId& ret, uint64_t fn_id) {
   InlineSlot* s = t_slot;
-  // The loop thread runs it only while a pool thread is free to relieve it.
-  if (s && !s->job && inline_tasks_ && (s->any ? pool_.has_idle_thread() : s->awaited == ret))
-    s->job = std::move(job);
-  else
-    pool_.submit(std::move(job));
+  if (s && !s->job && inline_tasks_) {
+    if (s->any) {
+      // The loop thread: a body known to be short runs here unrelieved, when the heartbeat
+      // thread is there to relieve it should it run long; another one only while a pool thread
+      // is free to relieve it.
+      const bool is_short = beats_watch_inline_.load(std::memory_order_relaxed) &&
+                            body_durations_.estimate_ns(fn_id) < kShortBodyNs;
+      if (is_short || pool_.has_idle_thread()) {
+        s->relieve = !is_short;
+        s->job = std::move(job);
+        return;
+      }
+    } else if (s->awaited == ret) {
+      s->job = std::move(job);
+      return;
+    }
+  }
+  pool_.submit(std::move(job));
 }
 
 size_t EventLoop::loop_turn(std::chrono::steady_clock::time_point now) {
@@ -135,10 +156,15 @@ size_t EventLoop::loop_turn(std::chrono::steady_clock::time_point now) {
   // until this thread returns (a long body must not stop the rank's messages).
   release_token();
   const uint64_t gen = relief_gen_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  // Apart from the job queue: a relief run by a thread that helps while blocked in get() would
-  // hold that thread until this task ends, which may wait for that very thread's task.
-  pool_.submit_apart([this, gen] { relieve(gen); });
+  if (slot.relieve) {
+    // Apart from the job queue: a relief run by a thread that helps while blocked in get()
+    // would hold that thread until this task ends, which may wait for that very thread's task.
+    pool_.submit_apart([this, gen] { relieve(gen); });
+  } else {
+    unrelieved_gen_.store(gen, std::memory_order_release);  // short so far: see kShortBodyNs
+  }
   slot.job();
+  unrelieved_gen_.store(0, std::memory_order_release);
   relief_done_.store(gen, std::memory_order_release);
   transport_.wake();  // a relief parked in the transport leaves
   while (!try_token()) {
@@ -146,6 +172,14 @@ size_t EventLoop::loop_turn(std::chrono::steady_clock::time_point now) {
     std::this_thread::yield();
   }
   return n + 1;
+}
+
+void EventLoop::relieve_long_inline_body() {
+  // A body that was short before and is not this time: from this beat on a pool thread turns the
+  // loop, as for a body not known to be short. Until this beat, turns came only from threads that
+  // took the token on their own (a get(), a pool thread ending a task, this heartbeat's turn).
+  const uint64_t gen = unrelieved_gen_.exchange(0, std::memory_order_acq_rel);
+  if (gen != 0) pool_.submit_apart([this, gen] { relieve(gen); });
 }
 
 void EventLoop::relieve(uint64_t gen) {

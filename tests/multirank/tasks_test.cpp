@@ -53,6 +53,11 @@ std::tuple<int, std::string, std::optional<double>> mixed(std::pair<int, std::st
   return {p.first * 2, p.second + "!", std::optional<double>(1.5)};
 }
 int needs_special() { return weft::rank(); }
+// Short on most runs; one test makes it long once.
+int usually_short(int sleep_ms) {
+  if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+  return weft::rank();
+}
 
 }  // namespace
 
@@ -89,6 +94,7 @@ WEFT_REMOTE(sum_refs);
 WEFT_REMOTE(count_words);
 WEFT_REMOTE(mixed);
 WEFT_REMOTE(needs_special);
+WEFT_REMOTE(usually_short);
 
 TEST(Tasks, ResultComesBack) { EXPECT_EQ(weft::task(add).remote(2, 3).get(), 5); }
 
@@ -247,6 +253,21 @@ TEST(Tasks, CustomResourceRoutesToTheRankThatHasIt) {
   for (int i = 0; i < 10; ++i)
     refs.push_back(weft::task(needs_special).options({.resources = {{"special", 1}}}).remote());
   for (int r : weft::get(refs)) EXPECT_EQ(r, 1);
+}
+
+// A function whose recent runs were all short runs on rank 1's loop thread with no pool thread
+// woken to keep the loop turning (loop_turns.cpp). When one run is long after all, the rank's
+// messages must still move: a probe sent to rank 1 meanwhile comes back long before it ends.
+TEST(Tasks, ARunLongerThanItsFunctionsRecentOnesDoesNotHoldItsRanksMessages) {
+  if (weft::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const weft::TaskOptions on1{.num_cpus = 0, .resources = {{"special", 0.5}}};
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(weft::task(usually_short).options(on1).remote(0).get(), 1);
+  auto long_run = weft::task(usually_short).options(on1).remote(3000);
+  std::this_thread::sleep_for(100ms);  // it has started
+  auto probe = weft::task(needs_special).options(on1).remote();
+  EXPECT_EQ(probe.get(2s), 1);
+  EXPECT_FALSE(long_run.ready());
+  EXPECT_EQ(long_run.get(), 1);
 }
 
 TEST(Tasks, InvalidOptionsAreClearErrors) {
