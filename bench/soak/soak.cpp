@@ -90,7 +90,8 @@ class RssSampler {
                         rank, r.total_kb, r.shmem_kb, heap_in_use_kb(),
                         weft::timeline::touched_bytes() / 1024);
             std::fflush(stdout);
-            for (auto t = period; t.count() > 0 && !stop_.load(); t -= std::chrono::milliseconds(10))
+            for (auto t = period; t.count() > 0 && !stop_.load();
+                 t -= std::chrono::milliseconds(10))
               std::this_thread::sleep_for(std::chrono::milliseconds(10));
           }
         }) {}

@@ -271,9 +271,10 @@ class EventLoop : public net::MessageSink {
   void run_task_job(Job job, const ObjectId& ret, uint64_t fn_id);
   // A body of `fn_id` that started at `t0` has ended (its result encoded): into body_durations_.
   void note_body(uint64_t fn_id, std::chrono::steady_clock::time_point t0) {
-    body_durations_.record(fn_id, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now() - t0)
-                                      .count()));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    body_durations_.record(
+        fn_id,
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
   }
   // The heartbeat thread's check: a body the loop thread runs without relief that is still
   // running (it was short before) gets a pool thread to keep the loop turning (loop_turns.cpp).

@@ -204,7 +204,8 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
       l.finish_task(*item_ptr, ok, std::move(value), std::move(e), stored, std::move(contained));
     });
   };
-  run_task_job(std::move(job), ret, fn_id);  // on the admitting thread when allowed (loop_turns.cpp)
+  // On the admitting thread when allowed (loop_turns.cpp), else the pool.
+  run_task_job(std::move(job), ret, fn_id);
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,

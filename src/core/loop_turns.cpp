@@ -9,17 +9,18 @@
 // returns. A body whose function ran short lately (body_durations.hpp) runs there without relief:
 // waking a pool thread would cost more than the body; if it runs long this time, the next
 // heartbeat (every failure_timeout_ms / 5) starts the relief. Without heartbeats (one rank, or
-// failure_timeout_ms = 0) every body on the loop thread is relieved. A task admitted during a turn that
-// a get() drives runs inline when it is the very result that get() waits for. Everything else goes to the pool. Hand-offs per remote task: the
-// caller's thread writes the target's ring, and the target's thread that read it runs the task
-// and writes the reply into the caller's ring, which the caller's thread reads.
+// failure_timeout_ms = 0) every body on the loop thread is relieved. A task admitted during a
+// turn that a get() drives runs inline when it is the very result that get() waits for.
+// Everything else goes to the pool. Hand-offs per remote task: the caller's thread writes the
+// target's ring, and the target's thread that read it runs the task and writes the reply into the
+// caller's ring, which the caller's thread reads.
 #include <immintrin.h>
 
 #include <thread>
 
 #include "core/event_loop.hpp"
-#include "core/state_gather.hpp"
 #include "core/exec_context.hpp"
+#include "core/state_gather.hpp"
 #include "weft/detail/refcount_api.hpp"
 
 namespace weft::core {

@@ -40,7 +40,8 @@ TEST(BodyDurations, IdZeroAndManyFunctionsKeepTheirOwnEstimates) {
   d.record(0, 5);
   for (uint64_t id = 1; id <= 40; ++id) d.record(id * 0x9E3779B97F4A7C15ull, id * 100);
   EXPECT_EQ(d.estimate_ns(0), 5u);
-  for (uint64_t id = 1; id <= 40; ++id) EXPECT_EQ(d.estimate_ns(id * 0x9E3779B97F4A7C15ull), id * 100);
+  for (uint64_t id = 1; id <= 40; ++id)
+    EXPECT_EQ(d.estimate_ns(id * 0x9E3779B97F4A7C15ull), id * 100);
 }
 
 TEST(BodyDurations, PastItsRoomAFunctionStaysUnknown) {
