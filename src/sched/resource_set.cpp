@@ -32,8 +32,10 @@ uint64_t get_varint(std::string_view* in) {
 // here; it is on the executor's path for every task).
 template <class Iter>
 inline Iter lower_entry(Iter first, Iter last, std::string_view name) {
+  // compare(), not `<`: clang 14 cannot build the rewritten `string < string_view` against
+  // libstdc++ 12's operator<=> (the fuzz build is clang's).
   return std::lower_bound(first, last, name, [](const ResourceSet::Entry& e, std::string_view n) {
-    return e.first < n;
+    return e.first.compare(n) < 0;
   });
 }
 
