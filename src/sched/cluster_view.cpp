@@ -1,6 +1,7 @@
 #include "sched/cluster_view.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -52,7 +53,6 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
   scratch_.assign(C + 1, 0);
   rank_index_ = FitIndex(size(), static_cast<int>(C) + 1);
   node_index_ = FitIndex(num_nodes(), static_cast<int>(C));
-  avail_.resize(size());
   std::map<std::vector<int64_t>, int> rank_shape_seen;
   for (int r = 0; r < size(); ++r) {
     to_dense(ranks_[r].total, &total_d_[size_t(r) * C]);
@@ -62,7 +62,6 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
     }
     std::vector<int64_t> shape(&total_d_[size_t(r) * C], &total_d_[size_t(r) * C] + C);
     if (rank_shape_seen.emplace(shape, r).second) rank_shapes_.push_back(r);
-    avail_[r] = ranks_[r].total;
   }
   std::map<std::vector<std::vector<int64_t>>, int> node_shape_seen;
   for (int n = 0; n < num_nodes(); ++n) {
@@ -85,7 +84,12 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
     }
   }
   for (const auto& [id, idx] : node_idx) node_id_to_index_.emplace_back(id, idx);
-  for (int r = 0; r < size(); ++r) refresh(r);
+  // Everything free at first. A node's sum reads its ranks' rows, so all rows are in before
+  // any node's is summed: the last refresh of each node sees them all.
+  for (int r = 0; r < size(); ++r) {
+    to_dense(ranks_[r].total, scratch_.data());
+    refresh_from_scratch(r);
+  }
 }
 
 int ClusterView::node_index(int node_id) const {
@@ -95,6 +99,16 @@ int ClusterView::node_index(int node_id) const {
 }
 
 int ClusterView::column(std::string_view name) const {
+  // A handful of names (CPU, GPU, memory, ...): a scan that compares lengths first beats a
+  // binary search of string comparisons, and a submitter looks names up several times per task.
+  if (names_.size() <= 8) {
+    for (size_t i = 0; i < names_.size(); ++i) {
+      const std::string& n = names_[i];
+      if (n.size() == name.size() && std::memcmp(n.data(), name.data(), name.size()) == 0)
+        return static_cast<int>(i);
+    }
+    return -1;
+  }
   auto it = std::lower_bound(names_.begin(), names_.end(), name);
   return it != names_.end() && *it == name ? static_cast<int>(it - names_.begin()) : -1;
 }
@@ -123,9 +137,13 @@ double ClusterView::utilization(int rank) const {
   return static_cast<double>(kUtilScale - avail_dense(rank)[names_.size()]) / kUtilScale;
 }
 
-void ClusterView::refresh(int rank) {
-  to_dense(avail_[rank], scratch_.data());
-  refresh_from_scratch(rank);
+bool ClusterView::fits_now(int rank, const ResourceSet& need) const {
+  const int64_t* a = avail_dense(rank);
+  for (const auto& [name, u] : need) {
+    const int c = column(name);
+    if (u > (c >= 0 ? a[c] : 0)) return false;  // a name the view lacks has none free
+  }
+  return true;
 }
 
 void ClusterView::refresh_from_scratch(int rank) {
@@ -149,8 +167,8 @@ void ClusterView::refresh_from_scratch(int rank) {
     // near INT64_MIN, and two such ranks must not wrap around to plenty.
     for (size_t c = 0; c < C; ++c)
       if (__builtin_add_overflow(scratch_[c], a[c], &scratch_[c]))
-        scratch_[c] = a[c] < 0 ? std::numeric_limits<int64_t>::min()
-                               : std::numeric_limits<int64_t>::max();
+        scratch_[c] =
+            a[c] < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   }
   node_index_.set(node, scratch_.data());
 }
@@ -165,7 +183,6 @@ void ClusterView::apply(int rank, const ResourceSet& delta, int sign) {
     const int c = column(name);
     if (c < 0) continue;  // a name no rank has cannot be held anywhere
     scratch_[c] += sign * u;
-    avail_[rank].set_units(name, scratch_[c]);
   }
   refresh_from_scratch(rank);
 }
@@ -174,12 +191,8 @@ void ClusterView::allocate(int rank, const ResourceSet& need) { apply(rank, need
 void ClusterView::release(int rank, const ResourceSet& need) { apply(rank, need, +1); }
 
 void ClusterView::set_available(int rank, const ResourceSet& avail) {
-  ResourceSet known;
-  for (const auto& [name, u] : avail) {
-    if (column(name) >= 0) known.set_units(name, u);
-  }
-  avail_[rank] = std::move(known);
-  refresh(rank);
+  to_dense(avail, scratch_.data());  // names the view does not know are dropped
+  refresh_from_scratch(rank);
 }
 
 ResourceSet ClusterView::node_available(int node) const {

@@ -34,8 +34,10 @@ class ClusterView {
 
   int size() const { return static_cast<int>(ranks_.size()); }
   const RankInfo& info(int rank) const { return ranks_[rank]; }
-  const ResourceSet& available(int rank) const { return avail_[rank]; }
-  bool fits_now(int rank, const ResourceSet& need) const { return need.fits_in(avail_[rank]); }
+  // What is free on the rank (of the names the view knows): built from the dense index, which is
+  // the only copy kept (a submitter changes it twice per task).
+  ResourceSet available(int rank) const { return from_dense(avail_dense(rank)); }
+  bool fits_now(int rank, const ResourceSet& need) const;
   // Critical-resource utilisation in [0, 1]: the most used fraction over the rank's resources.
   double utilization(int rank) const;
 
@@ -84,11 +86,9 @@ class ClusterView {
 
  private:
   void apply(int rank, const ResourceSet& delta, int sign);
-  void refresh(int rank);
   void refresh_from_scratch(int rank);  // scratch_[0, columns()) holds the rank's free units
 
   std::vector<RankInfo> ranks_;
-  std::vector<ResourceSet> avail_;
   std::vector<std::string> names_;  // sorted column names
   std::vector<int64_t> total_d_, node_total_d_, scratch_;
   FitIndex rank_index_, node_index_;
