@@ -1,6 +1,7 @@
 #include "sched/cluster_view.hpp"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -146,7 +147,7 @@ bool ClusterView::fits_now(int rank, const ResourceSet& need) const {
   return true;
 }
 
-void ClusterView::refresh_from_scratch(int rank) {
+void ClusterView::refresh_from_scratch(int rank, const int* cols, int ncols) {
   const size_t C = names_.size();
   int64_t util = 0;
   const int64_t* total = total_dense(rank);
@@ -159,16 +160,26 @@ void ClusterView::refresh_from_scratch(int rank) {
   scratch_[C] = kUtilScale - util;
   rank_index_.set(rank, scratch_.data());
 
-  int node = rank_node_[rank];
-  std::fill(scratch_.begin(), scratch_.begin() + C, 0);
-  for (int r : node_ranks_[node]) {
-    const int64_t* a = avail_dense(r);
-    // Saturating: an allocation far past a rank's total (a planner's trial) leaves its units
-    // near INT64_MIN, and two such ranks must not wrap around to plenty.
-    for (size_t c = 0; c < C; ++c)
-      if (__builtin_add_overflow(scratch_[c], a[c], &scratch_[c]))
-        scratch_[c] =
-            a[c] < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  // The node's row: the sum of its ranks' rows, summed again only in the columns that changed
+  // (a node of 64 ranks would otherwise read 64 rows per allocate).
+  const int node = rank_node_[rank];
+  auto sum_column = [&](size_t c) {
+    int64_t sum = 0;
+    for (int r : node_ranks_[node]) {
+      const int64_t a = avail_dense(r)[c];
+      // Saturating: an allocation far past a rank's total (a planner's trial) leaves its units
+      // near INT64_MIN, and two such ranks must not wrap around to plenty.
+      if (__builtin_add_overflow(sum, a, &sum))
+        sum = a < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    }
+    scratch_[c] = sum;
+  };
+  if (cols) {
+    const int64_t* row = node_avail_dense(node);
+    std::copy(row, row + C, scratch_.begin());
+    for (int i = 0; i < ncols; ++i) sum_column(static_cast<size_t>(cols[i]));
+  } else {
+    for (size_t c = 0; c < C; ++c) sum_column(c);
   }
   node_index_.set(node, scratch_.data());
 }
@@ -179,12 +190,14 @@ void ClusterView::apply(int rank, const ResourceSet& delta, int sign) {
   // this twice per task).
   const int64_t* cur = avail_dense(rank);
   std::copy(cur, cur + names_.size(), scratch_.begin());
+  boost::container::small_vector<int, 4> cols;
   for (const auto& [name, u] : delta) {
     const int c = column(name);
     if (c < 0) continue;  // a name no rank has cannot be held anywhere
     scratch_[c] += sign * u;
+    cols.push_back(c);
   }
-  refresh_from_scratch(rank);
+  refresh_from_scratch(rank, cols.data(), static_cast<int>(cols.size()));
 }
 
 void ClusterView::allocate(int rank, const ResourceSet& need) { apply(rank, need, -1); }

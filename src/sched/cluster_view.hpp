@@ -86,7 +86,9 @@ class ClusterView {
 
  private:
   void apply(int rank, const ResourceSet& delta, int sign);
-  void refresh_from_scratch(int rank);  // scratch_[0, columns()) holds the rank's free units
+  // scratch_[0, columns()) holds the rank's free units; `cols`: the only columns that changed
+  // (nullptr: any may have).
+  void refresh_from_scratch(int rank, const int* cols = nullptr, int ncols = 0);
 
   std::vector<RankInfo> ranks_;
   std::vector<std::string> names_;  // sorted column names

@@ -43,6 +43,30 @@ TEST(ClusterView, AllocateReleaseAndNodeAggregates) {
   EXPECT_DOUBLE_EQ(v.utilization(0), 1.0);
 }
 
+// allocate and release re-sum only the columns they change in the node's row; a load report
+// (set_available) re-sums them all. Either way the row is the sum of its ranks'.
+TEST(ClusterView, ANodesRowStaysTheSumOfItsRanksThroughEveryKindOfChange) {
+  ClusterView v = make_cluster(2, 4, {{"CPU", 4}, {"GPU", 1}, {"memory", 8}});
+  auto expect_sums = [&](int step) {
+    for (int n = 0; n < v.num_nodes(); ++n) {
+      ResourceSet sum;
+      for (int r : v.node_ranks(n)) sum += v.available(r);
+      ASSERT_EQ(v.node_available(n), sum) << "node " << n << " after step " << step;
+    }
+  };
+  v.allocate(1, {{"CPU", 2}});
+  expect_sums(1);
+  v.allocate(2, {{"GPU", 1}, {"memory", 3}});
+  expect_sums(2);
+  v.set_available(3, {{"CPU", 1}});  // GPU and memory: none free now
+  expect_sums(3);
+  v.release(1, {{"CPU", 2}});
+  v.allocate(5, {{"CPU", 4}, {"GPU", 0.25}});
+  expect_sums(4);
+  EXPECT_EQ(v.node_available(0), (ResourceSet{{"CPU", 13}, {"GPU", 2}, {"memory", 21}}));
+  EXPECT_EQ(v.node_available(1), (ResourceSet{{"CPU", 12}, {"GPU", 3.75}, {"memory", 32}}));
+}
+
 TEST(Feasibility, CustomResourceNobodyHas) {
   ClusterView v = make_cluster(2, 2, {{"CPU", 4}});
   auto why = check_feasible({{"CPU", 1}, {"tpu", 2}}, v);
