@@ -50,6 +50,13 @@ size_t inline_owner_limit(const Config& cfg) {
 
 std::shared_ptr<const detail::Payload> owned_payload(const ObjectId& id, std::vector<char> bytes,
                                                      bool may_wait) {
+  if (bytes.empty()) {
+    // A void task's result, say: nothing to hold or charge, so every such object shares one
+    // payload instead of a heap allocation each (freed on another thread, often).
+    static const std::shared_ptr<const detail::Payload> empty =
+        std::make_shared<detail::InlinePayload>(std::vector<char>());
+    return empty;
+  }
   ObjectStoreClient* c = store_client();
   if (!c) return std::make_shared<detail::InlinePayload>(std::move(bytes));
   const size_t charge = InlineBudget::charge(bytes.size());
