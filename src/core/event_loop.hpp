@@ -24,6 +24,7 @@
 #include "core/borrow_protocol.hpp"
 #include "core/actor_checkpoints.hpp"
 #include "common/function_queue.hpp"
+#include "common/recycling_allocator.hpp"
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
@@ -554,7 +555,10 @@ class EventLoop : public net::MessageSink {
   // Long-lived reservations this rank knows of (bundles of groups it follows): a task must fit
   // beside them, not merely in the rank's total, or it would wait at its target for ever.
   std::vector<sched::ResourceSet> reserved_;
-  std::unordered_map<ObjectId, InFlight> inflight_;
+  // Nodes recycled (recycling_allocator.hpp): one per task submitted, freed at its result.
+  std::unordered_map<ObjectId, InFlight, std::hash<ObjectId>, std::equal_to<ObjectId>,
+                     RecyclingAllocator<std::pair<const ObjectId, InFlight>>>
+      inflight_;
   std::unordered_map<ObjectId, int> calls_inflight_;  // actor call result → the actor's rank
   std::unordered_map<ObjectId, std::vector<int>> subscribers_;  // owner: borrowers waiting
   std::unordered_map<ActorId, CallerSeq> call_seq_;             // positions per actor called

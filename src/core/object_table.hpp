@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/recycling_allocator.hpp"
 #include "weft/detail/object_state.hpp"
 
 namespace weft::core {
@@ -49,7 +50,11 @@ class ObjectTable {
   static constexpr size_t kShards = 64;
   struct alignas(64) Shard {
     std::mutex mu;
-    std::unordered_map<ObjectId, std::weak_ptr<ObjectState>> map;
+    // Nodes recycled per thread: a burst of async tasks inserts thousands before any goes.
+    std::unordered_map<ObjectId, std::weak_ptr<ObjectState>, std::hash<ObjectId>,
+                       std::equal_to<ObjectId>,
+                       RecyclingAllocator<std::pair<const ObjectId, std::weak_ptr<ObjectState>>>>
+        map;
   };
   Shard& shard(const ObjectId& id) { return shards_[std::hash<ObjectId>{}(id) % kShards]; }
   std::array<Shard, kShards> shards_;
