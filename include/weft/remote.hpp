@@ -10,9 +10,10 @@ template <class F>
 class TaskCaller {
  public:
   using Traits = detail::FunctionTraits<F>;
-  explicit TaskCaller(F f) : f_(f) {}
-  TaskCaller& options(TaskOptions o) {
-    opts_ = std::move(o);
+  explicit TaskCaller(F f) : f_(f), opts_(detail::to_submit_options(TaskOptions{})) {}
+  // Converted here, once: a caller kept and called many times pays nothing per call for them.
+  TaskCaller& options(const TaskOptions& o) {
+    opts_ = detail::to_submit_options(o);
     return *this;
   }
   template <class... A>
@@ -20,12 +21,12 @@ class TaskCaller {
     uint64_t id = detail::function_id_of(f_);
     auto encoded = detail::encode_args<typename Traits::Args>(std::forward<A>(args)...);
     return detail::ResultRef<typename Traits::Result>(
-        detail::submit_task(id, std::move(encoded), detail::to_submit_options(opts_)));
+        detail::submit_task(id, std::move(encoded), opts_));
   }
 
  private:
   F f_;
-  TaskOptions opts_;
+  detail::SubmitOptions opts_;
 };
 
 // `f` must have been registered with WEFT_REMOTE(f).
