@@ -9,6 +9,7 @@
 // on another thread than the one that allocated it lands in that thread's list: memory is
 // memory. Each list keeps at most kKeep nodes (the rest are freed), and a thread's lists are
 // freed when it exits. Arrays (n > 1, a hash table's buckets) go straight to operator new.
+// Under AddressSanitizer nothing is recycled, so that a use of a freed node is still caught.
 #pragma once
 
 #include <cstddef>
@@ -17,18 +18,30 @@
 
 namespace weft {
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WEFT_RECYCLE_NODES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_RECYCLE_NODES 0
+#endif
+#endif
+#ifndef WEFT_RECYCLE_NODES
+#define WEFT_RECYCLE_NODES 1
+#endif
+
 template <class T>
 class RecyclingAllocator {
  public:
   using value_type = T;
   static constexpr size_t kKeep = 4096;
+  static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
 
   RecyclingAllocator() = default;
   template <class U>
   RecyclingAllocator(const RecyclingAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
 
   T* allocate(size_t n) {
-    if (List* l = n == 1 ? list() : nullptr; l && !l->nodes.empty()) {
+    if (List* l = kRecycles && n == 1 ? list() : nullptr; l && !l->nodes.empty()) {
       void* p = l->nodes.back();
       l->nodes.pop_back();
       return static_cast<T*>(p);
@@ -36,7 +49,7 @@ class RecyclingAllocator {
     return static_cast<T*>(::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (List* l = n == 1 ? list() : nullptr; l && l->nodes.size() < kKeep) {
+    if (List* l = kRecycles && n == 1 ? list() : nullptr; l && l->nodes.size() < kKeep) {
       try {
         l->nodes.push_back(p);
         return;
