@@ -28,6 +28,7 @@
 #include "core/call_orderer.hpp"
 #include "core/dependency_waiter.hpp"
 #include "core/exec_context.hpp"
+#include "core/message_scratch.hpp"
 #include "core/body_durations.hpp"
 #include "core/exec_gate.hpp"
 #include "core/exec_item.hpp"
@@ -603,6 +604,7 @@ class EventLoop : public net::MessageSink {
   FailedRanks failed_;
   BorrowProtocol borrow_;
   MsgOutbox outbox_;  // what a protocol call returned, sent right after it (send_all)
+  MessageScratch scratch_;  // buffers for the submit and result messages, reused
 
   // --- actors whose handles carry no rank yet (unplaced_actors.cpp) ---
   std::unordered_map<ActorId, UnplacedActor> unplaced_;

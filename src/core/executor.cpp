@@ -225,7 +225,8 @@ void EventLoop::send_result(int owner, const ObjectId& ret, bool ok, const std::
     on_result(rank_, ret, ok, value.data(), value.size(), err, nullptr, std::move(contained));
     return;
   }
-  serde::Buffer b;
+  MessageScratch::Lease lease(scratch_);
+  serde::Buffer& b = lease.buffer();
   WireWriter w(b);
   w.put<ObjectId>(ret);
   w.put<uint8_t>(ok ? 1 : 0);

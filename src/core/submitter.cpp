@@ -321,7 +321,8 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
 }
 
 void EventLoop::send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds) {
-  serde::Buffer b;
+  MessageScratch::Lease lease(scratch_);
+  serde::Buffer& b = lease.buffer();
   WireWriter w(b);
   put_submit_header(w, item);
   put_ref_ids(w, holds);
