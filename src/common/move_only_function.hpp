@@ -1,4 +1,5 @@
-// MoveOnlyFunction<R(Args...)>: any callable, move-only captures included, in one allocation.
+// MoveOnlyFunction<R(Args...)>: any callable, move-only captures included, in one allocation
+// (from a HandoffPool).
 // std::function needs a copyable callable, so a job that owns its work item (a unique_ptr) could
 // not travel in one; std::move_only_function is C++23. A function that is destroyed without
 // being called destroys what it captured, so nothing it owns leaks.
@@ -7,6 +8,8 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+
+#include "common/handoff_pool.hpp"
 
 namespace weft {
 
@@ -36,7 +39,8 @@ class MoveOnlyFunction<R(Args...)> {
   }
 
  private:
-  struct Base {
+  // Commands and jobs are made on one thread and run and freed on another (handoff_pool.hpp).
+  struct Base : HandoffAllocated {
     virtual ~Base() = default;
     virtual R run(Args... args) = 0;
   };

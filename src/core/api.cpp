@@ -163,7 +163,7 @@ void throw_foreign_ref(const std::string& what, uint64_t tag) {
 
 StatePtr new_owned_state() {
   EventLoop& l = loop();
-  auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
+  auto s = core::new_state(ObjectId{l.rank(), 0, l.next_object_seq()});
   l.objects().insert(s);
   return s;
 }
@@ -189,7 +189,7 @@ StatePtr put_bytes(std::vector<char> bytes, std::vector<StatePtr> contained) {
     return s;
   }
   timeline::Span span(timeline::Kind::kPut, 0, bytes.size());
-  auto s = std::make_shared<ObjectState>(ObjectId{l.rank(), 0, l.next_object_seq()});
+  auto s = core::new_state(ObjectId{l.rank(), 0, l.next_object_seq()});
   keep(*s);
   // Complete before publishing in the table, so a borrower's request never sees it pending.
   s->payload = core::owned_payload(s->id, std::move(bytes));  // inline within the owner's limit
@@ -202,7 +202,7 @@ StatePtr state_for(const ObjectId& id) {
   EventLoop& l = loop();
   if (id.owner == l.rank()) {
     if (StatePtr s = l.objects().find(id)) return s;
-    auto lost = std::make_shared<ObjectState>(id);
+    auto lost = core::new_state(id);
     lost->failure = std::make_unique<ErrorInfo>(ErrorInfo{
         .kind = ErrorKind::kObjectLost,
         .rank = l.rank(),
@@ -322,7 +322,7 @@ void validate(const SubmitOptions& o) {
 }
 
 StatePtr reply_slot(EventLoop& l) {
-  return std::make_shared<ObjectState>(ObjectId{l.rank(), 1, l.next_object_seq()});
+  return core::new_state(ObjectId{l.rank(), 1, l.next_object_seq()});
 }
 
 void post_submit(EventLoop& l, std::unique_ptr<core::PendingCall> call) {

@@ -66,7 +66,8 @@ class StorePayload;
 Strategy to_strategy(const detail::SubmitOptions& o);
 
 // A task, actor creation or actor call that its submitter holds until its ref arguments exist.
-struct PendingCall {
+// Made by the caller's thread and freed by the loop: HandoffAllocated (handoff_pool.hpp).
+struct PendingCall : HandoffAllocated {
   enum class Kind : uint8_t { kTask, kActorCall, kActorCreate };
   Kind kind = Kind::kTask;
   StatePtr result;                 // task/call result, or the creation's reply slot

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/handoff_pool.hpp"
 #include "core/exec_context.hpp"
 #include "core/invoke.hpp"
 #include "sched/gpu_allocator.hpp"
@@ -26,7 +27,7 @@ struct Strategy {
   bool hard_affinity() const { return policy == sched::Policy::kNodeAffinity && !soft; }
 };
 
-struct ExecItem {
+struct ExecItem : HandoffAllocated {  // made by the loop, often freed by a worker
   enum class Kind : uint8_t { kTask, kActorCreate };
   Kind kind = Kind::kTask;
   int owner = -1;      // who gets the result

@@ -24,7 +24,7 @@ StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ct
   }
   timeline::Span span(timeline::Kind::kPut, 0, size);
   core::ObjectStoreClient* c = core::store_client();
-  auto s = std::make_shared<ObjectState>(ObjectId{l->rank(), 0, l->next_object_seq()});
+  auto s = core::new_state(ObjectId{l->rank(), 0, l->next_object_seq()});
   if (!c || size <= c->inline_threshold()) {
     s->payload = core::owned_payload(s->id, size, fill, ctx);  // inline within the owner's limit
   } else {

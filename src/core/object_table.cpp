@@ -29,7 +29,7 @@ StatePtr ObjectTable::find_or_create(const ObjectId& id, bool* created) {
     *created = false;
     return s;
   }
-  auto s = std::make_shared<ObjectState>(id);
+  auto s = new_state(id);
   slot = s;
   *created = true;
   return s;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/handoff_pool.hpp"
 #include "common/recycling_allocator.hpp"
 #include "weft/detail/object_state.hpp"
 
@@ -18,6 +19,12 @@ namespace weft::core {
 
 using detail::ObjectState;
 using detail::StatePtr;
+
+// A new state (not in any table). Its block comes from a HandoffPool: a result's state is made
+// by the caller's thread and often dies on the loop's, or the other way round.
+inline StatePtr new_state(const ObjectId& id) {
+  return std::allocate_shared<ObjectState>(HandoffAllocator<ObjectState>(), id);
+}
 
 class ObjectTable {
  public:

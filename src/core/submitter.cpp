@@ -506,7 +506,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     ++actors_placed_[best];
     if (!call->opts.name.empty()) {
       // Named: the head must accept the name before the actor exists.
-      auto reply = std::make_shared<ObjectState>(ObjectId{rank_, 1, next_object_seq()});
+      auto reply = new_state(ObjectId{rank_, 1, next_object_seq()});
       call->refs.push_back(reply);
       request_named(call->opts.name, call->actor, reply, true);
       deps_.hold(std::move(call), {reply->id});
