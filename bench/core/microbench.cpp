@@ -6,7 +6,8 @@
 // It also counts heap allocations per task on rank 0 (alloc_counter.hpp).
 // Run: mpirun -n 4 <loopback flags> ./weft_microbench [--quick] [--json FILE]
 // Fixed workload for bench/callgrind_tasks.sh: --fixed-sync N --fixed-async N runs one warm-up
-// task, then exactly N sync and N async no-op tasks, and nothing else (no baselines).
+// task, then exactly N sync and N async no-op tasks, and nothing else (no baselines); with
+// --fixed-warm, the async burst is run once more before them (the steady state).
 #include <mpi.h>
 #include <stdlib.h>
 #include <tbb/task_group.h>
@@ -108,8 +109,18 @@ double rate(int n, F&& body) {
 // The callgrind workload: fixed counts on a fixed rank (rank 1 when there is one), so that
 // (Ir with N tasks - Ir with 0) / N is the cost of one task. Warm-up and window marks run in
 // every variant, so their costs cancel too.
-int run_fixed(long long sync_n, long long async_n, const weft::TaskOptions& where, bool remote) {
+int run_fixed(long long sync_n, long long async_n, const weft::TaskOptions& where, bool remote,
+              bool warm) {
   weft::task(noop).options(where).remote().get();
+  // --fixed-warm: the same async burst once before the window, so that what a burst grows the
+  // first time (hash tables' buckets, the allocator's free lists, queue nodes) is there already:
+  // the steady state of a job that submits bursts again and again.
+  if (warm) {
+    std::vector<weft::ObjectRef<void>> refs;
+    refs.reserve(async_n);
+    for (long long i = 0; i < async_n; ++i) refs.push_back(weft::task(noop).options(where).remote());
+    for (auto& r : refs) r.get();
+  }
   if (remote) weft::task(callgrind_window_begin).options(where).remote().get();
   callgrind_window_begin();
   auto c0 = weft::bench::alloc_count();
@@ -155,6 +166,7 @@ int main(int argc, char** argv) {
   const long long fixed_sync = weft::bench::int_flag(argc, argv, "--fixed-sync", -1);
   const long long fixed_async = weft::bench::int_flag(argc, argv, "--fixed-async", -1);
   const bool fixed = fixed_sync >= 0 || fixed_async >= 0;
+  const bool fixed_warm = weft::bench::has_flag(argc, argv, "--fixed-warm");
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int world;
@@ -177,7 +189,8 @@ int main(int argc, char** argv) {
       code = rt.serve();
     } else if (fixed) {
       weft::TaskOptions where{.num_cpus = 0, .resources = {{world > 1 ? "there" : "here", 1}}};
-      code = run_fixed(std::max(0LL, fixed_sync), std::max(0LL, fixed_async), where, world > 1);
+      code = run_fixed(std::max(0LL, fixed_sync), std::max(0LL, fixed_async), where, world > 1,
+                       fixed_warm);
       rt.set_exit_code(code);
     } else {
       weft::bench::Report rep;
