@@ -16,7 +16,7 @@
 
 namespace weft::core {
 
-inline constexpr uint8_t kWireVersion = 4;
+inline constexpr uint8_t kWireVersion = 5;  // 5: a task's header as one block (submit_wire.hpp)
 
 enum class Msg : uint16_t {
   kSubmitTask = 1,     // owner → executor: run a task
@@ -112,6 +112,8 @@ class WireReader {
     const char* p = r_.skip(n);
     return std::string(p, n);
   }
+  // The next n bytes, in place (checked against the end like every read).
+  std::string_view get_view(size_t n) { return {r_.skip(n), n}; }
   // A count of items that each take at least `min_bytes` after it: refused when the rest of the
   // message cannot hold that many, so a corrupt count never sizes an allocation.
   uint32_t get_count(size_t min_bytes, const char* what) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/borrow_table.hpp"
+#include "core/pg_wire.hpp"
 #include "core/submit_wire.hpp"
 #include "fuzz_harness.hpp"
 #include "sched/resource_set.hpp"
