@@ -326,7 +326,7 @@ StatePtr reply_slot(EventLoop& l) {
 }
 
 void post_submit(EventLoop& l, std::unique_ptr<core::PendingCall> call) {
-  l.post([call = std::move(call)](EventLoop& loop) mutable { loop.submit(std::move(call)); });
+  l.submit_or_post([call = std::move(call)](EventLoop& loop) mutable { loop.submit(std::move(call)); });
 }
 }  // namespace
 

@@ -85,7 +85,7 @@ void EventLoop::post(Command c) {
 size_t EventLoop::drain_commands() {
   size_t n = 0;
   Command c;
-  while (n < 4096 && commands_.try_pop(c)) {
+  while (n < kCommandBatch && commands_.try_pop(c)) {
     Command owned = std::move(c);
     owned(*this);
     ++n;

@@ -217,6 +217,11 @@ class EventLoop : public net::MessageSink {
   // Runs `c` now on this thread (after the commands queued before it) when the token is free,
   // else posts it.
   void run_or_post(Command c);
+  // A caller's submission: as run_or_post, so the request leaves from the caller's thread with no
+  // hand-off to the loop thread. A body it admits on this rank is not started from this turn: it
+  // waits for the next turn of another kind, where it may run inline (a get() for its very
+  // result runs it on the caller, the loop thread runs a short one) or go to the pool.
+  void submit_or_post(Command c);
 
   // Any thread.
   int rank() const { return rank_; }
@@ -272,6 +277,16 @@ class EventLoop : public net::MessageSink {
   // A task's body: on this thread after the turn when allowed (loop_turns.cpp), else the pool.
   // `fn_id`: its function or method, whose recent durations say whether it is short.
   void run_task_job(Job job, const ObjectId& ret, uint64_t fn_id);
+  void run_here_or_post(Command c, bool submitting);  // run_or_post, submit_or_post
+  // Bodies admitted during a caller's submission (submit_or_post), started by the next turn
+  // that is not one: token held.
+  struct DeferredJob {
+    Job job;
+    ObjectId ret;
+    uint64_t fn_id;
+  };
+  std::vector<DeferredJob> deferred_jobs_;
+  size_t start_deferred_jobs();
   // A body of `fn_id` that started at `t0` has ended (its result encoded): into body_durations_.
   void note_body(uint64_t fn_id, std::chrono::steady_clock::time_point t0) {
     const auto took = std::chrono::steady_clock::now() - t0;
@@ -284,6 +299,8 @@ class EventLoop : public net::MessageSink {
   void relieve_long_inline_body();
   bool try_token();
   void release_token() { token_.store(false, std::memory_order_release); }
+  // Runs queued commands, at most kCommandBatch (a turn also reads the network); their number.
+  static constexpr size_t kCommandBatch = 4096;
   size_t drain_commands();
   void send(int dest, Msg type, const serde::Buffer& b);
   void send_all(MsgOutbox& out);  // what a protocol class returned, in order; clears `out`

@@ -3,6 +3,12 @@
 // otherwise hand work to it and wait runs the turn itself:
 //  - a thread blocked in get() drives turns while it waits (api.cpp, block_until), so its
 //    request leaves and its reply is read on that thread;
+//  - a caller's .remote() runs its submission itself (submit_or_post): the request goes from the
+//    caller's thread into the target's ring, with no hand-off to the loop thread (a PendingCall
+//    and its command made on one core and freed on another, and the loop thread spinning or
+//    woken to take them: async tasks ran at about two thirds of the rate). A body that submission
+//    admits on this rank waits for the next turn of another kind (deferred_jobs_), so that a
+//    get() for its result still runs it on the caller and the loop thread a short one;
 //  - a pool thread that finished a task sends the result itself (run_or_post).
 // A task admitted during a turn on the loop thread runs on the loop thread right after that turn
 // (no hand-off to a pool thread), while a pool thread keeps the loop turning ("relief") until it
@@ -13,7 +19,7 @@
 // turn that a get() drives runs inline when it is the very result that get() waits for.
 // Everything else goes to the pool. Hand-offs per remote task: the caller's thread writes the
 // target's ring, and the target's thread that read it runs the task and writes the reply into the
-// caller's ring, which the caller's thread reads.
+// caller's ring, which the caller's thread (or, for async work, the loop thread) reads.
 #include <immintrin.h>
 
 #include <thread>
@@ -39,6 +45,8 @@ class TurnScope {
 };
 
 thread_local bool t_in_turn = false;
+// This thread's turn is a caller's submission (submit_or_post): bodies it admits are deferred.
+thread_local bool t_submitting = false;
 
 // Where a task admitted during this thread's turn may run instead of the pool.
 struct InlineSlot {
@@ -78,7 +86,8 @@ bool EventLoop::try_token() {
 size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   TurnScope scope;
   t_in_turn = true;
-  size_t n = drain_commands();
+  size_t n = t_submitting || deferred_jobs_.empty() ? 0 : start_deferred_jobs();
+  n += drain_commands();
   n += transport_.poll(*this);
   n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
   n += steal_tick(now);   // backlog reports and steal requests (work_stealing.cpp)
@@ -109,20 +118,45 @@ bool EventLoop::drive_turn(const ObjectId* awaited, bool* did_work) {
   return true;
 }
 
-void EventLoop::run_or_post(Command c) {
+void EventLoop::run_or_post(Command c) { run_here_or_post(std::move(c), /*submitting=*/false); }
+void EventLoop::submit_or_post(Command c) { run_here_or_post(std::move(c), /*submitting=*/true); }
+
+void EventLoop::run_here_or_post(Command c, bool submitting) {
   if (!try_token()) return post(std::move(c));
+  t_submitting = submitting;
   {
     TurnScope scope;
     t_in_turn = true;
-    drain_commands();  // what this thread posted before runs first
+    // Everything this thread posted before runs first, however much (drain_commands stops at a
+    // batch): a caller's actor calls take their order positions in submit(), so none may
+    // overtake an earlier one still queued.
+    while (drain_commands() == kCommandBatch) {
+    }
     c(*this);
     t_in_turn = false;
   }
   turn(std::chrono::steady_clock::now());  // and what it sent leaves now
+  t_submitting = false;
+  const bool deferred = !deferred_jobs_.empty();
   release_token();
+  if (deferred) transport_.wake();  // a parked loop thread starts them
+}
+
+size_t EventLoop::start_deferred_jobs() {
+  std::vector<DeferredJob> jobs;
+  jobs.swap(deferred_jobs_);
+  for (DeferredJob& d : jobs) run_task_job(std::move(d.job), d.ret, d.fn_id);
+  const size_t n = jobs.size();
+  jobs.clear();
+  if (deferred_jobs_.empty()) deferred_jobs_.swap(jobs);  // keep the capacity
+  return n;
 }
 
 void EventLoop::run_task_job(Job job, const ObjectId& ret, uint64_t fn_id) {
+  if (t_submitting) {  // a caller's submission: see submit_or_post
+    deferred_jobs_.push_back(DeferredJob{std::move(job), ret, fn_id});
+    return;
+  }
   InlineSlot* s = t_slot;
   if (s && !s->job && inline_tasks_) {
     if (s->any) {
