@@ -218,9 +218,10 @@ class EventLoop : public net::MessageSink {
   // else posts it.
   void run_or_post(Command c);
   // A caller's submission: as run_or_post, so the request leaves from the caller's thread with no
-  // hand-off to the loop thread. A body it admits on this rank is not started from this turn: it
-  // waits for the next turn of another kind, where it may run inline (a get() for its very
-  // result runs it on the caller, the loop thread runs a short one) or go to the pool.
+  // hand-off to the loop thread, but its turn only sends (it reads nothing). The newest body it
+  // admits on this rank is not started from this turn: it waits for the next turn of another
+  // kind, where it may run inline (a get() for its very result runs it on the caller, the loop
+  // thread runs a short one) or go to the pool; an older one goes to the pool then.
   void submit_or_post(Command c);
 
   // Any thread.
@@ -278,8 +279,8 @@ class EventLoop : public net::MessageSink {
   // `fn_id`: its function or method, whose recent durations say whether it is short.
   void run_task_job(Job job, const ObjectId& ret, uint64_t fn_id);
   void run_here_or_post(Command c, bool submitting);  // run_or_post, submit_or_post
-  // Bodies admitted during a caller's submission (submit_or_post), started by the next turn
-  // that is not one: token held.
+  // The newest body admitted during a caller's submission (submit_or_post), started by the next
+  // turn that is not one: token held.
   struct DeferredJob {
     Job job;
     ObjectId ret;

@@ -6,9 +6,11 @@
 //  - a caller's .remote() runs its submission itself (submit_or_post): the request goes from the
 //    caller's thread into the target's ring, with no hand-off to the loop thread (a PendingCall
 //    and its command made on one core and freed on another, and the loop thread spinning or
-//    woken to take them: async tasks ran at about two thirds of the rate). A body that submission
-//    admits on this rank waits for the next turn of another kind (deferred_jobs_), so that a
-//    get() for its result still runs it on the caller and the loop thread a short one;
+//    woken to take them: async tasks ran at about two thirds of the rate). The submission's own
+//    turn only sends; reading the rings is left to the loop thread. The newest
+//    body a submission admits on this rank waits for the next turn of another kind
+//    (deferred_jobs_), so that a get() for its result still runs it on the caller and the loop
+//    thread a short one; an older one goes to the pool when the next is admitted;
 //  - a pool thread that finished a task sends the result itself (run_or_post).
 // A task admitted during a turn on the loop thread runs on the loop thread right after that turn
 // (no hand-off to a pool thread), while a pool thread keeps the loop turning ("relief") until it
@@ -133,9 +135,14 @@ void EventLoop::run_here_or_post(Command c, bool submitting) {
     while (drain_commands() == kCommandBatch) {
     }
     c(*this);
+    if (submitting) {
+      // What it sent leaves now; what has arrived is left to the loop thread.
+      flush_refcount();
+      transport_.flush();
+    }
     t_in_turn = false;
   }
-  turn(std::chrono::steady_clock::now());  // and what it sent leaves now
+  if (!submitting) turn(std::chrono::steady_clock::now());  // and what it sent leaves now
   t_submitting = false;
   const bool deferred = !deferred_jobs_.empty();
   release_token();
@@ -154,6 +161,10 @@ size_t EventLoop::start_deferred_jobs() {
 
 void EventLoop::run_task_job(Job job, const ObjectId& ret, uint64_t fn_id) {
   if (t_submitting) {  // a caller's submission: see submit_or_post
+    // Only the newest waits (the one a get() may be about to ask for); an older one goes to the
+    // pool from here, so a same-rank burst does not wait for the loop thread to start it.
+    for (DeferredJob& d : deferred_jobs_) pool_.submit(std::move(d.job));
+    deferred_jobs_.clear();
     deferred_jobs_.push_back(DeferredJob{std::move(job), ret, fn_id});
     return;
   }

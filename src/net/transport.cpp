@@ -58,6 +58,7 @@ class TransportImpl {
 
   void send(int dest, uint16_t type, const void* a, size_t alen, const void* b, size_t blen);
   size_t poll(MessageSink& sink);
+  size_t send_queued() { return flush_all(); }
   void wait(std::chrono::microseconds timeout);
   void wake();
   bool idle() const;
@@ -453,6 +454,7 @@ void Transport::send(int dest, uint16_t type, const void* hdr, size_t hdr_len, c
   impl_->send(dest, type, hdr, hdr_len, body, body_len);
 }
 size_t Transport::poll(MessageSink& sink) { return impl_->poll(sink); }
+size_t Transport::flush() { return impl_->send_queued(); }
 void Transport::wait(std::chrono::microseconds timeout) { impl_->wait(timeout); }
 void Transport::wake() { impl_->wake(); }
 bool Transport::idle() const { return impl_->idle(); }

@@ -68,6 +68,8 @@ class Transport {
   // Returns the number of messages delivered plus sent (0 means idle). Called by whoever runs
   // the event loop's turn: one thread at a time, not always the same one.
   size_t poll(MessageSink& sink);
+  // Sends what send() queued (poll does this too, before and after reading); the count sent.
+  size_t flush();
   // Park until a message may have arrived or wake() was called, at most `timeout`.
   void wait(std::chrono::microseconds timeout);
   // Thread-safe: wake this rank's event loop.
