@@ -1,10 +1,10 @@
 // kSubmitTask: one writer and one reader for a task's header, used by the owner that submits it
 // and by a victim that hands a queued task to a thief (work_stealing.cpp). The body is the header,
 // the ids of the refs inside the arguments (borrow_table.hpp) and the argument block.
+#pragma once
+
 #include <string_view>
 #include <type_traits>
-
-#pragma once
 
 #include "core/event_loop.hpp"
 #include "core/wire.hpp"
