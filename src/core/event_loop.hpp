@@ -286,8 +286,8 @@ class EventLoop : public net::MessageSink {
     ObjectId ret;
     uint64_t fn_id;
   };
-  std::vector<DeferredJob> deferred_jobs_;
-  size_t start_deferred_jobs();
+  std::optional<DeferredJob> deferred_job_;
+  size_t start_deferred_job();
   // A body of `fn_id` that started at `t0` has ended (its result encoded): into body_durations_.
   void note_body(uint64_t fn_id, std::chrono::steady_clock::time_point t0) {
     const auto took = std::chrono::steady_clock::now() - t0;

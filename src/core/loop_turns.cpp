@@ -9,7 +9,7 @@
 //    woken to take them: async tasks ran at about two thirds of the rate). The submission's own
 //    turn only sends; reading the rings is left to the loop thread. The newest
 //    body a submission admits on this rank waits for the next turn of another kind
-//    (deferred_jobs_), so that a get() for its result still runs it on the caller and the loop
+//    (deferred_job_), so that a get() for its result still runs it on the caller and the loop
 //    thread a short one; an older one goes to the pool when the next is admitted;
 //  - a pool thread that finished a task sends the result itself (run_or_post).
 // A task admitted during a turn on the loop thread runs on the loop thread right after that turn
@@ -88,7 +88,7 @@ bool EventLoop::try_token() {
 size_t EventLoop::turn(std::chrono::steady_clock::time_point now) {
   TurnScope scope;
   t_in_turn = true;
-  size_t n = t_submitting || deferred_jobs_.empty() ? 0 : start_deferred_jobs();
+  size_t n = deferred_job_ ? start_deferred_job() : 0;
   n += drain_commands();
   n += transport_.poll(*this);
   n += flush_refcount();  // borrow adds and releases of this turn, batched per owner
@@ -144,28 +144,24 @@ void EventLoop::run_here_or_post(Command c, bool submitting) {
   }
   if (!submitting) turn(std::chrono::steady_clock::now());  // and what it sent leaves now
   t_submitting = false;
-  const bool deferred = !deferred_jobs_.empty();
+  const bool deferred = deferred_job_.has_value();
   release_token();
   if (deferred) transport_.wake();  // a parked loop thread starts them
 }
 
-size_t EventLoop::start_deferred_jobs() {
-  std::vector<DeferredJob> jobs;
-  jobs.swap(deferred_jobs_);
-  for (DeferredJob& d : jobs) run_task_job(std::move(d.job), d.ret, d.fn_id);
-  const size_t n = jobs.size();
-  jobs.clear();
-  if (deferred_jobs_.empty()) deferred_jobs_.swap(jobs);  // keep the capacity
-  return n;
+size_t EventLoop::start_deferred_job() {
+  DeferredJob d = std::move(*deferred_job_);
+  deferred_job_.reset();
+  run_task_job(std::move(d.job), d.ret, d.fn_id);
+  return 1;
 }
 
 void EventLoop::run_task_job(Job job, const ObjectId& ret, uint64_t fn_id) {
   if (t_submitting) {  // a caller's submission: see submit_or_post
     // Only the newest waits (the one a get() may be about to ask for); an older one goes to the
     // pool from here, so a same-rank burst does not wait for the loop thread to start it.
-    for (DeferredJob& d : deferred_jobs_) pool_.submit(std::move(d.job));
-    deferred_jobs_.clear();
-    deferred_jobs_.push_back(DeferredJob{std::move(job), ret, fn_id});
+    if (deferred_job_) pool_.submit(std::move(deferred_job_->job));
+    deferred_job_.emplace(DeferredJob{std::move(job), ret, fn_id});
     return;
   }
   InlineSlot* s = t_slot;
