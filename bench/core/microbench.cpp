@@ -111,25 +111,22 @@ double rate(int n, F&& body) {
 // every variant, so their costs cancel too.
 int run_fixed(long long sync_n, long long async_n, const weft::TaskOptions& where, bool remote,
               bool warm) {
-  weft::task(noop).options(where).remote().get();
-  // --fixed-warm: the same async burst once before the window, so that what a burst grows the
-  // first time (hash tables' buckets, the allocator's free lists, queue nodes) is there already:
-  // the steady state of a job that submits bursts again and again.
-  if (warm) {
+  auto async_burst = [&] {
     std::vector<weft::ObjectRef<void>> refs;
     refs.reserve(async_n);
     for (long long i = 0; i < async_n; ++i) refs.push_back(weft::task(noop).options(where).remote());
     for (auto& r : refs) r.get();
-  }
+  };
+  weft::task(noop).options(where).remote().get();
+  // --fixed-warm: the same async burst once before the window, so that what a burst grows the
+  // first time (hash tables' buckets, the allocator's free lists, queue nodes) is there already:
+  // the steady state of a job that submits bursts again and again.
+  if (warm) async_burst();
   if (remote) weft::task(callgrind_window_begin).options(where).remote().get();
   callgrind_window_begin();
   auto c0 = weft::bench::alloc_count();
   for (long long i = 0; i < sync_n; ++i) weft::task(noop).options(where).remote().get();
-  std::vector<weft::ObjectRef<void>> refs;
-  refs.reserve(async_n);
-  for (long long i = 0; i < async_n; ++i) refs.push_back(weft::task(noop).options(where).remote());
-  for (auto& r : refs) r.get();
-  refs.clear();
+  async_burst();  // its refs die at its end
   // Queued after the releases above, so they are done inside the window.
   weft::task(remote ? callgrind_window_end : noop).options(where).remote().get();
   auto c = weft::bench::alloc_count() - c0;

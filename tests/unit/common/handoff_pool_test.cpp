@@ -17,49 +17,61 @@ namespace weft {
 namespace {
 
 // Each test uses its own size class where it counts blocks, so one test's leftovers cannot
-// change another's figures (the pools are per process).
+// change another's figures (the pools are per process), and runs on a fresh thread, whose own
+// list starts empty (this thread's may hold blocks from earlier tests of the binary).
+template <class F>
+void on_fresh_thread(F f) {
+  std::thread t(f);
+  t.join();
+}
 
 TEST(HandoffPool, ABlockFreedOnAnotherThreadServesTheNextAllocationHere) {
   using P = HandoffPool<256>;
   if (!P::kRecycles) GTEST_SKIP() << "AddressSanitizer build: no recycling";
-  void* p = P::allocate();
-  std::thread t([p] { P::deallocate(p); });  // the way the loop frees a driver's call
-  t.join();
-  EXPECT_GE(P::shared_count(), 1u);
-  void* q = P::allocate();  // this thread's list is empty: it takes the shared stack
-  EXPECT_EQ(q, p);
-  P::deallocate(q);
+  on_fresh_thread([] {
+    void* p = P::allocate();
+    std::thread t([p] { P::deallocate(p); });  // the way the loop frees a driver's call
+    t.join();
+    EXPECT_GE(P::shared_count(), 1u);
+    void* q = P::allocate();  // this thread's list is empty: it takes the shared stack
+    EXPECT_EQ(q, p);
+    P::deallocate(q);
+  });
 }
 
 TEST(HandoffPool, TheSharedStackKeepsAtMostItsBoundAndFreesTheRest) {
   using P = HandoffPool<512>;
   if (!P::kRecycles) GTEST_SKIP() << "AddressSanitizer build: no recycling";
-  std::vector<void*> blocks;
-  for (size_t i = 0; i < P::kKeep + 100; ++i) blocks.push_back(P::allocate());
-  std::thread t([&] {
-    for (void* b : blocks) P::deallocate(b);  // the last 100 go to operator delete
+  on_fresh_thread([] {
+    std::vector<void*> blocks;
+    for (size_t i = 0; i < P::kKeep + 100; ++i) blocks.push_back(P::allocate());
+    std::thread t([&] {
+      for (void* b : blocks) P::deallocate(b);  // the last 100 go to operator delete
+    });
+    t.join();
+    EXPECT_EQ(P::shared_count(), P::kKeep);
+    // Taken back whole by one allocation here; the leak pass checks nothing is lost at exit.
+    std::vector<void*> again;
+    for (size_t i = 0; i < P::kKeep; ++i) again.push_back(P::allocate());
+    EXPECT_EQ(P::shared_count(), 0u);
+    for (void* b : again) P::deallocate(b);
   });
-  t.join();
-  EXPECT_EQ(P::shared_count(), P::kKeep);
-  // Taken back whole by one allocation here; the leak pass checks nothing is lost at exit.
-  std::vector<void*> again;
-  for (size_t i = 0; i < P::kKeep; ++i) again.push_back(P::allocate());
-  EXPECT_EQ(P::shared_count(), 0u);
-  for (void* b : again) P::deallocate(b);
 }
 
 TEST(HandoffPool, SizesShareABlockOnlyWithinTheirClass) {
   if (!HandoffPool<128>::kRecycles) GTEST_SKIP() << "AddressSanitizer build: no recycling";
-  void* p = handoff_allocate(100);
-  handoff_deallocate(p, 100);
-  void* q = handoff_allocate(120);  // the same 128-byte class: the same block
-  EXPECT_EQ(q, p);
-  void* r = handoff_allocate(1000);  // the 1024-byte class: not that block
-  EXPECT_NE(r, p);
-  handoff_deallocate(q, 120);
-  handoff_deallocate(r, 1000);
-  void* big = handoff_allocate(4096);  // past the classes: operator new and delete
-  handoff_deallocate(big, 4096);
+  on_fresh_thread([] {
+    void* p = handoff_allocate(100);
+    handoff_deallocate(p, 100);
+    void* q = handoff_allocate(120);  // the same 128-byte class: the same block
+    EXPECT_EQ(q, p);
+    void* r = handoff_allocate(1000);  // the 1024-byte class: not that block
+    EXPECT_NE(r, p);
+    handoff_deallocate(q, 120);
+    handoff_deallocate(r, 1000);
+    void* big = handoff_allocate(4096);  // past the classes: operator new and delete
+    handoff_deallocate(big, 4096);
+  });
 }
 
 TEST(HandoffPool, ProducersAndConsumersNeverShareABlock) {
