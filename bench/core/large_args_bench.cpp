@@ -1,7 +1,8 @@
 // Large ref arguments, read in place (issue #13): a task whose argument is a ref to a stored
 // std::vector<double>, taken by value (one copy: the decode from the store segment into the
 // parameter) and as weft::View<double> (no copy: the view points into the segment), each beside
-// a memcpy of the same bytes into a reused buffer, measured in the same run.
+// a memcpy of the same bytes into a reused buffer, measured in the same run. The three are
+// timed in turn within each repetition, so a shift in the machine's load moves all of them.
 //
 //   ./weft_large_args_bench [--quick] [--json FILE]                     (one rank: same node)
 //   mpirun -n 2 -x WEFT_VIRTUAL_NODES=2 ./weft_large_args_bench         (+ rows on another node)
@@ -25,17 +26,23 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median seconds of `reps` calls of `f`, after one warm-up call.
-template <class F>
-double timed(int reps, F&& f) {
-  f();
-  std::vector<double> s;
+// Median seconds of each of `fs`, timed in turn `reps` times after one warm-up call each.
+template <class... F>
+std::vector<double> timed_in_turn(int reps, F&&... fs) {
+  (fs(), ...);
+  std::vector<std::vector<double>> s(sizeof...(F));
   for (int i = 0; i < reps; ++i) {
-    auto t0 = Clock::now();
-    f();
-    s.push_back(seconds_since(t0));
+    size_t k = 0;
+    auto time_one = [&](auto& f) {
+      auto t0 = Clock::now();
+      f();
+      s[k++].push_back(seconds_since(t0));
+    };
+    (time_one(fs), ...);
   }
-  return median(s);
+  std::vector<double> out;
+  for (auto& v : s) out.push_back(median(std::move(v)));
+  return out;
 }
 
 }  // namespace
@@ -54,19 +61,19 @@ int main(int argc, char** argv) {
       const size_t n = (mib << 20) / sizeof(double);
       std::vector<double> src(n, 1.5);
       std::vector<double> dst(n);
-      const double copy_s = timed(reps, [&] {
+      auto copy = [&] {
         std::memcpy(dst.data(), src.data(), n * sizeof(double));
         asm volatile("" : : "r"(dst.data()) : "memory");
-      });
-      auto ref = weft::put(std::move(src));
+      };
+      auto ref = weft::put(src);
       for (int node : nodes) {
         weft::TaskOptions o;
         o.scheduling_strategy = weft::NodeAffinity{.node = node, .soft = false};
         const std::string where = node == weft::node() ? "same node" : "other node";
-        const double val_s =
-            timed(reps, [&] { weft::task(first_by_value).options(o).remote(ref).get(); });
-        const double view_s =
-            timed(reps, [&] { weft::task(first_by_view).options(o).remote(ref).get(); });
+        const std::vector<double> t = timed_in_turn(
+            reps, copy, [&] { weft::task(first_by_value).options(o).remote(ref).get(); },
+            [&] { weft::task(first_by_view).options(o).remote(ref).get(); });
+        const double copy_s = t[0], val_s = t[1], view_s = t[2];
         const std::string sz = std::to_string(mib) + " MiB";
         rep.compare("by value, " + sz + ", " + where, val_s * 1e6, "us", "memcpy " + sz,
                     copy_s * 1e6);
