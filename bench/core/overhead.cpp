@@ -1,12 +1,17 @@
 // Per-task overhead curve: efficiency = useful work / (wall time × CPU slots) for tasks that spin
 // 1 µs … 10 ms, all slots of the job kept busy. The same definition as bench/peers/common.py,
-// so the peers' curves and Weft's share one chart. Baseline in the same run: the same spin loop
-// executed back to back on one thread (its efficiency is 1 by definition; printed as the
-// measured spin accuracy).
+// so the peers' curves and Weft's share one chart. Baselines in the same run:
+// - the same spin loop run back to back by as many bare threads as the job has slots, with no
+//   runtime at all (system "bare"): what the cores allow. With 4 slots on 2 cores, two spinning
+//   bodies wait for a core at any moment, and this curve shows the resulting ceiling;
+// - the spin loop back to back on one thread (its efficiency is 1 by definition; printed as the
+//   measured spin accuracy).
 // Run: mpirun -n 4 <loopback flags> ./weft_overhead [--quick] [--json FILE]
 #include <weft/weft.hpp>
 
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "bench_util.hpp"
 
@@ -18,6 +23,18 @@ void spin(double us) {
   auto end = Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(us * 1000));
   while (Clock::now() < end) {
   }
+}
+// Efficiency of `slots` bare threads each spinning tasks of `us` back to back for `budget_s`.
+double bare_efficiency(int slots, double budget_s, double us) {
+  const int per = std::max(1, static_cast<int>(budget_s * 1e6 / us));
+  auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < slots; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < per; ++i) spin(us);
+    });
+  for (auto& t : threads) t.join();
+  return per * slots * us * 1e-6 / (seconds_since(t0) * slots);
 }
 }  // namespace
 WEFT_REMOTE(spin);
@@ -32,7 +49,8 @@ int main(int argc, char** argv) {
     double budget_s = quick ? 0.3 : 1.0;
     weft::bench::Report rep;
     std::printf("weft_overhead: %d ranks, %d CPU slots\n", weft::world_size(), slots);
-    std::printf("%10s %10s %12s %12s\n", "task_us", "tasks", "wall_s", "efficiency");
+    std::printf("%10s %10s %12s %12s %14s %12s\n", "task_us", "tasks", "wall_s", "efficiency",
+                "bare_threads", "weft/bare");
     double first50 = -1, first90 = -1;
     for (double us : sizes) {
       int n = static_cast<int>(std::clamp(budget_s * slots * 1e6 / us, 200.0, 50000.0));
@@ -44,8 +62,11 @@ int main(int argc, char** argv) {
       for (auto& r : refs) r.get();
       double wall = seconds_since(t0);
       double eff = n * us * 1e-6 / (wall * slots);
-      std::printf("%10.0f %10d %12.4f %12.3f\n", us, n, wall, eff);
+      // The ceiling of the cores, measured right after, on half the budget.
+      double bare = bare_efficiency(slots, budget_s / 2, us);
+      std::printf("%10.0f %10d %12.4f %12.3f %14.3f %12.3f\n", us, n, wall, eff, bare, eff / bare);
       rep.add({"weft", "efficiency", eff, "ratio", us});
+      rep.add({"bare", "efficiency", bare, "ratio", us});
       if (first50 < 0 && eff >= 0.5) first50 = us;
       if (first90 < 0 && eff >= 0.9) first90 = us;
     }

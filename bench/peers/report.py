@@ -23,12 +23,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 SYSTEMS = [("weft", "Weft"), ("ray", "Ray"), ("dask", "Dask"), ("mpi4py", "mpi4py.futures")]
-# The overhead curve also shows Weft with 4 ranks (4 slots on the 2 cores) in a column of its own.
-EFF_SYSTEMS = [("weft", "Weft (2 ranks)"), ("weft4", "Weft (4 ranks)")] + SYSTEMS[1:]
+# The overhead curve also shows Weft with 4 ranks (4 slots on the 2 cores) in a column of its own,
+# and, as the ceiling the cores allow, the same spin loop in 2 and 4 bare threads with no runtime
+# (weft_overhead measures them beside each of its own points).
+EFF_SYSTEMS = ([("weft", "Weft (2 ranks)"), ("weft4", "Weft (4 ranks)")] + SYSTEMS[1:] +
+               [("bare", "no runtime, 2 threads"), ("bare4", "no runtime, 4 threads")])
 PEERS = [s for s in SYSTEMS if s[0] != "weft"]
 LABEL = dict(SYSTEMS + [("baseline", "baseline")])
 UNIT_TEXT = {"per_s": "ops/s", "GB_per_s": "GB/s", "us": "µs", "ratio": ""}
-COLORS = {"weft": "#d62728", "weft4": "#9467bd", "ray": "#1f77b4", "dask": "#ff7f0e", "mpi4py": "#2ca02c",
+COLORS = {"weft": "#d62728", "weft4": "#9467bd", "bare": "#7f7f7f", "bare4": "#bcbd22", "ray": "#1f77b4", "dask": "#ff7f0e", "mpi4py": "#2ca02c",
           "baseline": "#7f7f7f"}
 
 
@@ -407,7 +410,11 @@ def render(args, rows, absent):
         "",
         "Each task spins (busy-waits) for the given length; efficiency = tasks × task length ÷ "
         "(wall time × worker slots). Weft (2 ranks) has 2 slots, as every peer has 2 workers; "
-        "Weft (4 ranks) has 4 slots on the same 2 cores. 100 % means the runtime added nothing; the bold rows give "
+        "Weft (4 ranks) has 4 slots on the same 2 cores. The last two columns are the ceiling the cores "
+        "allow: the same spin loop run back to back by 2 or 4 bare threads, no runtime, measured "
+        "beside each of Weft's points; with 4 spinning threads on 2 cores, two wait for a core at "
+        "any moment, so no system with 4 slots can go past that column. 100 % means the runtime "
+        "added nothing; the bold rows give "
         "the shortest task length at which each system reaches 50 % and 90 % (interpolated "
         "between measured lengths on a log scale). The driver shares the 2 cores with the "
         "workers, which caps every system below 100 %.",
