@@ -14,6 +14,7 @@
 
 #include "common/control_protocol.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "common/unix_socket_path.hpp"
 #include "core/event_loop.hpp"
 #include "core/state_gather.hpp"
@@ -92,7 +93,10 @@ ControlServer::ControlServer(const std::filesystem::path& session_dir,
     listen_fd_ = -1;
     throw file_error(socket_path_, "make a wake-up pipe for");
   }
-  thread_ = std::thread([this] { serve(); });
+  thread_ = std::thread([this] {
+    name_this_thread("control");
+    serve();
+  });
 }
 
 ControlServer::~ControlServer() { stop(); }

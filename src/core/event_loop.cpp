@@ -8,7 +8,7 @@
 
 #include "common/check.hpp"
 #include "common/log.hpp"
-#include "common/timeline.hpp"
+#include "common/thread_name.hpp"
 #include "core/state_gather.hpp"
 
 namespace weft::core {
@@ -72,7 +72,7 @@ EventLoop::~EventLoop() {
 
 void EventLoop::start() {
   thread_ = std::thread([this] {
-    timeline::name_thread("loop");
+    name_this_thread("loop");
     run();
   });
 }

@@ -1,12 +1,12 @@
 #include "core/heartbeat_thread.hpp"
 
-#include "common/timeline.hpp"
+#include "common/thread_name.hpp"
 
 namespace weft::core {
 
 HeartbeatThread::HeartbeatThread(std::chrono::milliseconds interval, std::function<void()> beat)
     : interval_(interval), beat_(std::move(beat)), thread_([this] {
-        timeline::name_thread("heartbeat");
+        name_this_thread("heartbeat");
         run();
       }) {}
 

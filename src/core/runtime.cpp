@@ -24,6 +24,7 @@
 #include "core/nvlink_domains.hpp"
 #include "core/object_store_client.hpp"
 #include "core/session.hpp"
+#include "common/thread_name.hpp"
 #include "common/timeline.hpp"
 #include "net/allgather.hpp"
 #include "net/topology.hpp"
@@ -294,7 +295,7 @@ int run_driver(int& argc, char** argv, const std::function<int()>& driver) {
   if (!rt->is_driver()) return rt->serve();
   int code = 1;
   try {
-    timeline::name_thread("driver");
+    name_this_thread("driver");
     code = driver();
   } catch (const JobStopped&) {
     // Reported below: the stop is whatever the driver did after it.

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "common/timeline.hpp"
+#include "common/thread_name.hpp"
 
 namespace weft::core {
 namespace {
@@ -74,7 +74,7 @@ void WorkerPool::submit_apart(Job job) {
 void WorkerPool::run_job(Job& job) {
   // Its timeline track's name; a thread that named itself first (the driver helping while it
   // waits in get) keeps its own.
-  thread_local const bool named = (timeline::name_thread("pool"), true);
+  thread_local const bool named = (name_this_thread("pool"), true);
   (void)named;
   Job owned = std::move(job);  // what it captured goes when it ends, before the count drops
   owned();

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 
 namespace weft::net::detail {
 
@@ -31,7 +32,10 @@ UcxWaker::UcxWaker(ucp_worker_h worker, Doorbell* bell, bool enabled)
     WEFT_LOG(Info) << "net: epoll on the UCX event fd failed; idle waits poll every 200 us";
     return;
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ucx waker");
+    run();
+  });
 }
 
 UcxWaker::~UcxWaker() {

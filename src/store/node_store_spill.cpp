@@ -8,6 +8,7 @@
 
 #include "common/check.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "common/timeline.hpp"
 #include "store/allocator.hpp"
 #include "store/node_store.hpp"
@@ -48,7 +49,7 @@ int32_t NodeStore::pick_spill_victim(int64_t now_ns) {
 }
 
 void NodeStore::spill_loop() {
-  timeline::name_thread("spill I/O");
+  name_this_thread("spill I/O");
   SegmentLock lk(&hdr()->sync, repair_fn_);
   SegmentHeader* h = hdr();
   ObjectTable t = table();
