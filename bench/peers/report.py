@@ -324,7 +324,10 @@ def machine(args):
     os_name = sh(". /etc/os-release && echo $PRETTY_NAME")
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     commit = sh(f"git -C {repo} rev-parse --short HEAD")
-    dirty = " (with uncommitted changes)" if sh(f"git -C {repo} status --porcelain") else ""
+    # The files this report writes do not count: the charts are drawn before this line runs.
+    dirty = (" (with uncommitted changes)"
+             if sh(f"git -C {repo} status --porcelain -- . ':!docs/performance.md' ':!docs/img'")
+             else "")
     lines = [
         f"- CPU: {cpu}; {os.cpu_count()} logical cores (`nproc`: {sh('nproc')})",
         f"- Memory: {mem}; kernel {platform.release()}; {os_name}",
