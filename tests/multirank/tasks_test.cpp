@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -53,6 +56,16 @@ std::tuple<int, std::string, std::optional<double>> mixed(std::pair<int, std::st
   return {p.first * 2, p.second + "!", std::optional<double>(1.5)};
 }
 int needs_special() { return weft::rank(); }
+// Which thread of its rank ran it.
+uint64_t thread_tag() { return std::hash<std::thread::id>{}(std::this_thread::get_id()); }
+// Rank 0 alone has "driverside" in the one ctest entry that runs the test using it.
+const weft::TaskOptions kOnDriverRank{.num_cpus = 0, .resources = {{"driverside", 0.01}}};
+std::vector<uint64_t> tags_from_driver_rank(int n) {
+  std::vector<weft::ObjectRef<uint64_t>> refs;
+  for (int i = 0; i < n; ++i)
+    refs.push_back(weft::task(thread_tag).options(kOnDriverRank).remote());
+  return weft::get(refs);
+}
 // Short on most runs; one test makes it long once.
 int usually_short(int sleep_ms) {
   if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
@@ -95,6 +108,8 @@ WEFT_REMOTE(count_words);
 WEFT_REMOTE(mixed);
 WEFT_REMOTE(needs_special);
 WEFT_REMOTE(usually_short);
+WEFT_REMOTE(thread_tag);
+WEFT_REMOTE(tags_from_driver_rank);
 
 TEST(Tasks, ResultComesBack) { EXPECT_EQ(weft::task(add).remote(2, 3).get(), 5); }
 
@@ -268,6 +283,30 @@ TEST(Tasks, ARunLongerThanItsFunctionsRecentOnesDoesNotHoldItsRanksMessages) {
   EXPECT_EQ(probe.get(2s), 1);
   EXPECT_FALSE(long_run.ready());
   EXPECT_EQ(long_run.get(), 1);
+}
+
+// A body known to be short that reaches the driver's rank while the driver waits in get() for
+// something else runs on the driver's thread, which has nothing else to do, not on a pool thread
+// (loop_turns.cpp). The tasks come from rank 1, so they arrive as messages that the waiting
+// driver's turns read. Needs a resource on rank 0 alone: its own ctest entry
+// (multirank_np2_waiter_runs_short_bodies).
+TEST(Tasks, AShortBodyReachingTheWaitingDriversRankRunsOnTheDriver) {
+  const char* res = std::getenv("WEFT_RESOURCES");
+  if (weft::world_size() < 2 || !res || !std::strstr(res, "0:driverside"))
+    GTEST_SKIP() << "needs 2 ranks and WEFT_RESOURCES with 0:driverside";
+  const weft::TaskOptions on1{.num_cpus = 0, .resources = {{"special", 0.5}}};
+  const uint64_t driver = thread_tag();
+  // Known short from here on (body_durations.hpp); each is the result the driver awaits, so it
+  // runs on the driver already.
+  for (int i = 0; i < 20; ++i) weft::task(thread_tag).options(kOnDriverRank).remote().get();
+  // The loop thread takes the turns while the driver runs a body or has parked, and runs what
+  // arrives then: a few attempts, each of 8 tasks. Before waiting drivers ran short bodies,
+  // none ever ran on the driver.
+  int on_driver = 0;
+  for (int attempt = 0; attempt < 20 && on_driver == 0; ++attempt)
+    for (uint64_t t : weft::task(tags_from_driver_rank).options(on1).remote(8).get())
+      on_driver += t == driver;
+  EXPECT_GT(on_driver, 0);
 }
 
 TEST(Tasks, InvalidOptionsAreClearErrors) {
