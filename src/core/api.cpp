@@ -16,6 +16,7 @@
 #include "core/exec_context.hpp"
 #include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
+#include "weft/detail/call_args.hpp"
 #include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
 
@@ -330,8 +331,15 @@ void post_submit(EventLoop& l, std::unique_ptr<core::PendingCall> call) {
 }
 }  // namespace
 
+const SubmitOptions& default_submit_options() {
+  static const SubmitOptions defaults = to_submit_options(TaskOptions{});
+  return defaults;
+}
+
 StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions& opts) {
-  validate(opts);
+  // The defaults are valid by construction and their demand is the same every time.
+  const bool defaults = &opts == &default_submit_options();
+  if (!defaults) validate(opts);
   EventLoop& l = loop();
   auto call = std::make_unique<core::PendingCall>();
   call->kind = core::PendingCall::Kind::kTask;
@@ -340,9 +348,9 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
   call->contained = std::move(args.contained);
-  call->need = l.to_need(opts, false);
+  call->need = defaults ? l.default_task_need() : l.to_need(opts, false);
   call->strategy = core::to_strategy(opts);
-  call->name = opts.name;
+  if (!defaults) call->name = opts.name;
   call->max_retries = opts.max_retries;
   call->retry_exceptions = opts.retry_exceptions;
   core::set_placement(*call, opts);

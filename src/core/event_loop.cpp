@@ -53,6 +53,7 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       pg_(ranks, topo.rank),
       failure_timeout_(config_ms(cfg, "failure_timeout_ms", 500)) {
   if (rank_ == 0) gather_ = std::make_unique<StateGather>(std::chrono::milliseconds(1000));
+  default_task_need_ = to_need(detail::default_submit_options(), false);
   detail::actor_ready_method();  // registered on every rank before any actor can be called
 }
 

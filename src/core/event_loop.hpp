@@ -238,6 +238,8 @@ class EventLoop : public net::MessageSink {
   uint64_t next_object_seq() { return object_seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t next_actor_seq() { return actor_seq_.fetch_add(1, std::memory_order_relaxed); }
   sched::ResourceSet to_need(const detail::SubmitOptions& o, bool actor) const;
+  // to_need of detail::default_submit_options(), made once.
+  const sched::ResourceSet& default_task_need() const { return default_task_need_; }
   // Rank r's total resources: fixed at start-up, so any thread may read them.
   const sched::ResourceSet& rank_total(int r) const { return view_.info(r).total; }
 
@@ -552,6 +554,7 @@ class EventLoop : public net::MessageSink {
   FunctionQueue<void(EventLoop&)> commands_;  // lock-free: see function_queue.hpp
   const std::chrono::microseconds spin_for_, yield_for_;
   std::atomic<bool> token_{false};   // held by the thread running a turn
+  sched::ResourceSet default_task_need_;  // see default_task_need()
   std::atomic<int> drivers_{0};      // threads blocked in get() that drive turns themselves
   std::atomic<bool> closed_{false};  // the loop has stopped: nobody may run a turn
   const bool inline_tasks_;          // inline_tasks: bodies may run on the thread that admits them

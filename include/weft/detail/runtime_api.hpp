@@ -75,6 +75,9 @@ std::vector<bool> wait_some(const std::vector<StatePtr>& states, size_t num_retu
 [[noreturn]] void throw_error(const ObjectState& s);
 
 // --- tasks -----------------------------------------------------------------------------------
+// The options of weft::task(f) without .options(): one object for the whole process, converted
+// once. submit_task knows it by its address and skips validating it and building its demand.
+const SubmitOptions& default_submit_options();
 StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions& opts);
 
 // --- actors ----------------------------------------------------------------------------------
