@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 
+#include "common/spin_lock.hpp"
+
 namespace weft::timeline {
 namespace {
 
@@ -12,7 +14,7 @@ std::atomic<bool> g_enabled{true};
 std::atomic<size_t> g_capacity{16384};
 
 struct Ring {
-  std::mutex mu;
+  SpinLock mu;  // its thread's, per span; a reader's only while it copies the ring out
   uint32_t tid = 0;
   std::string name;
   std::unique_ptr<Event[]> slots;  // made when its thread is named or first records
@@ -37,7 +39,7 @@ struct Holder {
   Holder() {
     std::lock_guard<std::mutex> g(g_rings_mu);
     for (const auto& r : rings()) {
-      std::lock_guard<std::mutex> rg(r->mu);
+      std::lock_guard<SpinLock> rg(r->mu);
       if (r->free) {
         r->free = false;
         r->name.clear();
@@ -55,7 +57,7 @@ struct Holder {
     rings().push_back(ring);
   }
   ~Holder() {
-    std::lock_guard<std::mutex> g(ring->mu);
+    std::lock_guard<SpinLock> g(ring->mu);
     ring->free = true;
   }
 };
@@ -97,7 +99,7 @@ bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
 void name_thread(std::string_view name) {
   Ring& r = my_ring();
-  std::lock_guard<std::mutex> g(r.mu);
+  std::lock_guard<SpinLock> g(r.mu);
   if (r.name.empty()) r.name = name;
   // The runtime's threads name themselves when they start: their ring is made then, not in the
   // middle of their first span.
@@ -108,7 +110,7 @@ void record(Kind kind, uint64_t start_ns, uint64_t end_ns, uint64_t id, uint64_t
             std::string_view label) {
   if (!enabled()) return;
   Ring& r = my_ring();
-  std::lock_guard<std::mutex> g(r.mu);
+  std::lock_guard<SpinLock> g(r.mu);
   if (!r.slots) make_slots(r);
   Event& e = r.slots[r.head % r.cap];
   e.start_ns = start_ns;
@@ -130,7 +132,7 @@ std::vector<Track> collect() {
   }
   std::vector<Track> out;
   for (const auto& r : all) {
-    std::lock_guard<std::mutex> g(r->mu);
+    std::lock_guard<SpinLock> g(r->mu);
     Track t;
     t.tid = r->tid;
     t.name = r->name.empty() ? "thread " + std::to_string(r->tid) : r->name;
@@ -149,7 +151,7 @@ size_t touched_bytes() {
   std::lock_guard<std::mutex> g(g_rings_mu);
   size_t bytes = 0;
   for (const auto& r : rings()) {
-    std::lock_guard<std::mutex> rg(r->mu);
+    std::lock_guard<SpinLock> rg(r->mu);
     bytes += static_cast<size_t>(std::min(r->head, r->cap)) * sizeof(Event);
   }
   return bytes;
@@ -158,7 +160,7 @@ size_t touched_bytes() {
 void clear() {
   std::lock_guard<std::mutex> g(g_rings_mu);
   for (const auto& r : rings()) {
-    std::lock_guard<std::mutex> rg(r->mu);
+    std::lock_guard<SpinLock> rg(r->mu);
     r->cleared = r->head;
   }
 }

@@ -10,20 +10,20 @@ namespace weft::core {
 
 void ObjectTable::insert(const StatePtr& s) {
   Shard& sh = shard(s->id);
-  std::lock_guard<std::mutex> g(sh.mu);
+  std::lock_guard<SpinLock> g(sh.mu);
   sh.map[s->id] = s;
 }
 
 StatePtr ObjectTable::find(const ObjectId& id) {
   Shard& sh = shard(id);
-  std::lock_guard<std::mutex> g(sh.mu);
+  std::lock_guard<SpinLock> g(sh.mu);
   auto it = sh.map.find(id);
   return it == sh.map.end() ? nullptr : it->second.lock();
 }
 
 StatePtr ObjectTable::find_or_create(const ObjectId& id, bool* created) {
   Shard& sh = shard(id);
-  std::lock_guard<std::mutex> g(sh.mu);
+  std::lock_guard<SpinLock> g(sh.mu);
   auto& slot = sh.map[id];
   if (StatePtr s = slot.lock()) {
     *created = false;
@@ -37,7 +37,7 @@ StatePtr ObjectTable::find_or_create(const ObjectId& id, bool* created) {
 
 void ObjectTable::erase_expired(const ObjectId& id) {
   Shard& sh = shard(id);
-  std::lock_guard<std::mutex> g(sh.mu);
+  std::lock_guard<SpinLock> g(sh.mu);
   auto it = sh.map.find(id);
   // A new state for the same id may already have replaced the dying one.
   if (it != sh.map.end() && it->second.expired()) sh.map.erase(it);
@@ -51,7 +51,7 @@ void ObjectTable::pin(const StatePtr& s) {
 size_t ObjectTable::size() {
   size_t n = 0;
   for (auto& sh : shards_) {
-    std::lock_guard<std::mutex> g(sh.mu);
+    std::lock_guard<SpinLock> g(sh.mu);
     n += sh.map.size();
   }
   return n;

@@ -13,6 +13,7 @@
 
 #include "common/handoff_pool.hpp"
 #include "common/recycling_allocator.hpp"
+#include "common/spin_lock.hpp"
 #include "weft/detail/object_state.hpp"
 
 namespace weft::core {
@@ -46,7 +47,7 @@ class ObjectTable {
   std::vector<StatePtr> collect(Pred pred) {
     std::vector<StatePtr> out, skipped;  // `skipped` dies after the locks: a last ref held here
     for (auto& sh : shards_) {           // would run ~ObjectState, which takes the shard lock
-      std::lock_guard<std::mutex> g(sh.mu);
+      std::lock_guard<SpinLock> g(sh.mu);
       for (auto& [id, w] : sh.map)
         if (StatePtr s = w.lock()) (pred(*s) ? out : skipped).push_back(std::move(s));
     }
@@ -56,7 +57,7 @@ class ObjectTable {
  private:
   static constexpr size_t kShards = 64;
   struct alignas(64) Shard {
-    std::mutex mu;
+    SpinLock mu;  // held for one hash-map operation
     // Nodes recycled per thread: a burst of async tasks inserts thousands before any goes.
     std::unordered_map<ObjectId, std::weak_ptr<ObjectState>, std::hash<ObjectId>,
                        std::equal_to<ObjectId>,
