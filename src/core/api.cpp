@@ -99,7 +99,7 @@ bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
     auto last_work = start;
     while (true) {
       bool work = false;
-      if (!l.drive_turn(awaited, &work))
+      if (!l.drive_turn(awaited, &work, deadline == Clock::time_point::max()))
         for (int i = 0; i < 16; ++i) _mm_pause();  // another thread runs this turn
       if (pred()) return true;
       const auto now = Clock::now();

@@ -210,7 +210,10 @@ class EventLoop : public net::MessageSink {
   // One turn on this thread if the token is free; false if another thread holds it (or the
   // loop has closed). `did_work`: the turn found something to do. When the turn starts the
   // task producing `awaited` (the object this thread waits for), it runs here, after the turn.
-  bool drive_turn(const ObjectId* awaited = nullptr, bool* did_work = nullptr);
+  // `run_short`: the waiter has no deadline, so it may also run bodies known to be short
+  // (loop_turns.cpp); a waiter with one must not overshoot it by a body that runs long after all.
+  bool drive_turn(const ObjectId* awaited = nullptr, bool* did_work = nullptr,
+                  bool run_short = false);
   // The idle back-off every driver of turns follows (loop_spin_us, loop_yield_us).
   std::chrono::microseconds spin_for() const { return spin_for_; }
   std::chrono::microseconds yield_for() const { return yield_for_; }
