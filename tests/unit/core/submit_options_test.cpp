@@ -3,6 +3,8 @@
 // building its demand, so the two must never drift apart).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <weft/weft.hpp>
 
 namespace weft::detail {
@@ -12,23 +14,17 @@ TEST(SubmitOptions, TheDefaultsAreOneObject) {
   EXPECT_EQ(&default_submit_options(), &default_submit_options());
 }
 
+// Every field, as one tuple (gtest prints both sides when they differ).
+auto fields(const SubmitOptions& o) {
+  return std::tie(o.num_cpus, o.num_gpus, o.memory, o.resources, o.max_retries,
+                  o.retry_exceptions, o.name, o.placement_group, o.bundle_index,
+                  o.capture_child_tasks, o.strategy, o.affinity_node, o.affinity_soft);
+}
+
 TEST(SubmitOptions, TheDefaultsAreWhatDefaultTaskOptionsConvertTo) {
-  const SubmitOptions& d = default_submit_options();
   const SubmitOptions t = to_submit_options(TaskOptions{});
-  EXPECT_EQ(d.num_cpus, t.num_cpus);
-  EXPECT_EQ(d.num_gpus, t.num_gpus);
-  EXPECT_EQ(d.memory, t.memory);
-  EXPECT_EQ(d.resources, t.resources);
-  EXPECT_EQ(d.max_retries, t.max_retries);
-  EXPECT_EQ(d.retry_exceptions, t.retry_exceptions);
-  EXPECT_EQ(d.name, t.name);
-  EXPECT_EQ(d.placement_group, t.placement_group);
-  EXPECT_EQ(d.bundle_index, t.bundle_index);
-  EXPECT_EQ(d.capture_child_tasks, t.capture_child_tasks);
-  EXPECT_EQ(d.strategy, t.strategy);
-  EXPECT_EQ(d.affinity_node, t.affinity_node);
-  EXPECT_EQ(d.affinity_soft, t.affinity_soft);
-  EXPECT_EQ(d.num_cpus, 1);  // a task holds one CPU slot unless told otherwise (docs/api.md)
+  EXPECT_EQ(fields(default_submit_options()), fields(t));
+  EXPECT_EQ(default_submit_options().num_cpus, 1);  // one CPU slot unless told (docs/api.md)
 }
 
 }  // namespace
