@@ -120,7 +120,10 @@ Reply parse_reply(std::string_view text) {
   if (r.ok) {
     r.result = j.value("result", nlohmann::json::object());
   } else {
-    r.code = text_of("code", "error");
+    // A refusal always carries a code: an absent, non-string or empty one reads as "error"
+    // (an empty "code" string was found by fuzz.control_request).
+    r.code = text_of("code", "");
+    if (r.code.empty()) r.code = "error";
     r.error = text_of("error", "");
   }
   return r;

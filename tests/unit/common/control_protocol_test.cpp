@@ -124,6 +124,14 @@ TEST(ControlReply, FieldsOfTheWrongTypeAreABadReplyNotUndefinedBehaviour) {
   EXPECT_EQ(r.error, "");
 }
 
+// Found by fuzz.control_request (corpus crash-reply_with_empty_code): a refusal whose "code" was
+// an empty string came back with no code, and the CLI prints the code as the reason's name.
+TEST(ControlReply, ARefusalWithAnEmptyCodeReadsAsError) {
+  Reply r = parse_reply("{\"ok\":false,\"version\":1,\"code\":\"\"}");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, "error");
+}
+
 TEST(ControlReply, InvalidUtf8InAMessageIsReplacedNotThrown) {
   Reply r = parse_reply(error_reply("internal", std::string("bad \xff\xfe bytes")));
   EXPECT_EQ(r.code, "internal");
