@@ -350,7 +350,7 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->contained = std::move(args.contained);
   call->need = defaults ? l.default_task_need() : l.to_need(opts, false);
   call->strategy = core::to_strategy(opts);
-  if (!defaults) call->name = opts.name;
+  call->name = opts.name;
   call->max_retries = opts.max_retries;
   call->retry_exceptions = opts.retry_exceptions;
   core::set_placement(*call, opts);
