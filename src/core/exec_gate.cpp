@@ -8,7 +8,8 @@ namespace {
 
 sched::ResourceSet gpu_part(const sched::ResourceSet& need) {
   sched::ResourceSet g;
-  if (int64_t u = need.units("GPU"); u > 0) g.set_units("GPU", u);
+  if (int64_t u = need.units(sched::ResourceName::gpu()); u > 0)
+    g.set_units(sched::ResourceName::gpu(), u);
   return g;
 }
 
@@ -121,7 +122,7 @@ std::vector<ExecItemPtr> ExecGate::give_away(int64_t free_units, uint32_t limit,
     auto& q = level->second;
     for (size_t i = q.size(); i-- > 0 && given.size() < limit;) {
       const ExecItem& item = *q[i];
-      const int64_t cpu = item.need.units("CPU");
+      const int64_t cpu = item.need.units(sched::ResourceName::cpu());
       if (cpu > free_units || !stealable(item) || !may_take(item)) continue;
       free_units -= cpu;
       given.push_back(take(q, i));

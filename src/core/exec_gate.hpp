@@ -51,7 +51,9 @@ class ExecGate {
     return item.kind == ExecItem::Kind::kTask && item.placement.pg == 0;
   }
   uint32_t stealable_queued() const { return stealable_queued_; }
-  int64_t free_cpu_units() const { return total_.units("CPU") - used_.units("CPU"); }
+  int64_t free_cpu_units() const {
+    return total_.units(sched::ResourceName::cpu()) - used_.units(sched::ResourceName::cpu());
+  }
   // Nothing plain queued and a whole CPU free: this rank could take stolen work.
   bool idle() const { return plain_queued_ == 0 && free_cpu_units() >= sched::ResourceSet::kUnit; }
   // Up to `limit` queued stealable tasks that `may_take` accepts and whose CPUs add up to at

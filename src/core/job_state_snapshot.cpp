@@ -61,9 +61,9 @@ json resource_reason(const sched::ResourceSet& need, const sched::ResourceSet& t
       const double t = sched::ResourceSet::to_double(total.units(name));
       char text[256];
       std::snprintf(text, sizeof text,
-                    "waiting for resource %s: needs %g, %g of %g free on rank %d", name.c_str(), n,
-                    f, t, rank);
-      return {{"reason", "resource"}, {"resource", name}, {"need", n}, {"free", f},
+                    "waiting for resource %s: needs %g, %g of %g free on rank %d",
+                    name.str().c_str(), n, f, t, rank);
+      return {{"reason", "resource"}, {"resource", name.str()}, {"need", n}, {"free", f},
               {"total", t},           {"text", text}};
     }
   }

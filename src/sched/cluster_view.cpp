@@ -18,10 +18,16 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
   for (int r = 0; r < size(); ++r) {
     WEFT_CHECK(ranks_[r].rank == r) << "ClusterView needs ranks 0.." << size() - 1
                                     << " exactly once; got rank " << ranks_[r].rank;
-    for (const auto& [name, u] : ranks_[r].total) names.insert(name);
+    for (const auto& [name, u] : ranks_[r].total) names.insert(name.str());
   }
   names_.assign(names.begin(), names.end());
   const size_t C = names_.size();
+  // Names interned after this point are in no rank's total, so no column: ids past the table.
+  for (size_t c = 0; c < C; ++c) {
+    const uint32_t id = ResourceName(names_[c]).id();
+    if (id >= column_by_id_.size()) column_by_id_.resize(id + 1, -1);
+    column_by_id_[id] = static_cast<int>(c);
+  }
 
   // Topology: dense node and domain indexes in order of first appearance.
   std::map<int, int> node_idx, domain_idx;
@@ -101,7 +107,7 @@ int ClusterView::node_index(int node_id) const {
 
 int ClusterView::column(std::string_view name) const {
   // A handful of names (CPU, GPU, memory, ...): a scan that compares lengths first beats a
-  // binary search of string comparisons, and a submitter looks names up several times per task.
+  // binary search of string comparisons.
   if (names_.size() <= 8) {
     for (size_t i = 0; i < names_.size(); ++i) {
       const std::string& n = names_[i];

@@ -62,6 +62,10 @@ class ClusterView {
   int columns() const { return static_cast<int>(names_.size()); }
   const std::string& column_name(int c) const { return names_[c]; }
   int column(std::string_view name) const;  // -1 when unknown
+  // By the name's interned id: one load (a submitter looks names up several times per task).
+  int column(ResourceName name) const {
+    return name.id() < column_by_id_.size() ? column_by_id_[name.id()] : -1;
+  }
   // Fills columns() values; returns false when `rs` asks for an unknown resource.
   bool to_dense(const ResourceSet& rs, int64_t* out) const;
   ResourceSet from_dense(const int64_t* v) const;
@@ -92,6 +96,7 @@ class ClusterView {
 
   std::vector<RankInfo> ranks_;
   std::vector<std::string> names_;  // sorted column names
+  std::vector<int> column_by_id_;   // ResourceName::id() → column, -1 for names not in the view
   std::vector<int64_t> total_d_, node_total_d_, scratch_;
   FitIndex rank_index_, node_index_;
   std::vector<int> rank_node_, node_ids_, node_domain_, domain_ids_;

@@ -32,9 +32,9 @@ std::optional<Infeasibility> check_ranks(const ResourceSet& need, const ClusterV
     }
     if (u > 0 && view.column(name) < 0) {
       return make(name, u, 0,
-                  "The request " + need.str() + " needs resource '" + name + "', which no rank " +
-                      "of this job has; declare it (e.g. --weft-resources=\"" + name + "=" +
-                      amount(u) + "\") or remove it from the request.");
+                  "The request " + need.str() + " needs resource '" + name.str() +
+                      "', which no rank of this job has; declare it (e.g. --weft-resources=\"" +
+                      name.str() + "=" + amount(u) + "\") or remove it from the request.");
     }
   }
   view.to_dense(need, d.data());

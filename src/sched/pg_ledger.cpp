@@ -14,7 +14,7 @@ PgLedger::PgLedger(int rank, ResourceSet total, std::vector<int> gpu_ids)
 std::string PgLedger::describe_missing(const ResourceSet& need) const {
   for (const auto& [name, u] : need) {
     if (u > avail_.units(name)) {
-      return "rank " + std::to_string(rank_) + " has " + name + ": " +
+      return "rank " + std::to_string(rank_) + " has " + name.str() + ": " +
              ResourceSet::format_units(avail_.units(name)) + " free, " +
              ResourceSet::format_units(u) + " needed";
     }
@@ -27,7 +27,7 @@ PgLedger::Prepared PgLedger::prepare(uint64_t pg, int bundle, const ResourceSet&
     return Prepared{true, "", it->second.grant.device_ids()};
   }
   if (!need.fits_in(avail_)) return Prepared{false, describe_missing(need), {}};
-  std::optional<GpuGrant> g = gpus_.allocate(need.units("GPU"));
+  std::optional<GpuGrant> g = gpus_.allocate(need.units(ResourceName::gpu()));
   if (!g) return Prepared{false, describe_missing(need), {}};
   avail_ -= need;
   Bundle b{need, {}, *g, GpuAllocator(*g), false};
@@ -78,7 +78,7 @@ int PgLedger::remove(uint64_t pg) {
 
 std::optional<GpuGrant> PgLedger::acquire(const ResourceSet& need) {
   if (!need.fits_in(avail_)) return std::nullopt;
-  std::optional<GpuGrant> g = gpus_.allocate(need.units("GPU"));
+  std::optional<GpuGrant> g = gpus_.allocate(need.units(ResourceName::gpu()));
   if (g) avail_ -= need;
   return g;
 }
@@ -97,7 +97,7 @@ std::optional<GpuGrant> PgLedger::acquire_in_bundle(uint64_t pg, int bundle,
   if (it == bundles_.end() || !it->second.committed) return std::nullopt;
   Bundle& b = it->second;
   if (!(need + b.used).fits_in(b.reserved)) return std::nullopt;
-  std::optional<GpuGrant> g = b.inner.allocate(need.units("GPU"));
+  std::optional<GpuGrant> g = b.inner.allocate(need.units(ResourceName::gpu()));
   if (g) b.used += need;
   return g;
 }

@@ -28,15 +28,19 @@ uint64_t get_varint(std::string_view* in) {
   throw SerializationError("ResourceSet bytes hold a varint longer than 64 bits");
 }
 
-// The first entry whose name is not below `name`: the one search every lookup shares (inline
-// here; it is on the executor's path for every task).
+// The first entry whose name is not below `name`, by text: where a new name goes.
 template <class Iter>
-inline Iter lower_entry(Iter first, Iter last, std::string_view name) {
-  // compare(), not `<`: clang 14 cannot build the rewritten `string < string_view` against
-  // libstdc++ 12's operator<=> (the fuzz build is clang's).
-  return std::lower_bound(first, last, name, [](const ResourceSet::Entry& e, std::string_view n) {
-    return e.first.compare(n) < 0;
-  });
+inline Iter lower_entry(Iter first, Iter last, ResourceName name) {
+  return std::lower_bound(first, last, name,
+                          [](const ResourceSet::Entry& e, ResourceName n) { return e.first < n; });
+}
+
+// A set names one to a few resources: a scan of pointer compares finds an interned name.
+template <class Iter>
+inline Iter find_entry(Iter first, Iter last, ResourceName name) {
+  for (; first != last; ++first)
+    if (first->first == name) return first;
+  return last;
 }
 
 }  // namespace
@@ -49,27 +53,32 @@ int64_t ResourceSet::to_units(double amount) {
   return static_cast<int64_t>(std::llround(amount * kUnit));
 }
 
-void ResourceSet::set(const std::string& name, double amount) { set_units(name, to_units(amount)); }
+void ResourceSet::set(std::string_view name, double amount) { set_units(name, to_units(amount)); }
 
-void ResourceSet::set_units(const std::string& name, int64_t units) {
-  auto it = lower_entry(entries_.begin(), entries_.end(), name);
-  if (it != entries_.end() && it->first == name) {
+void ResourceSet::set_units(ResourceName name, int64_t units) {
+  if (auto it = find_entry(entries_.begin(), entries_.end(), name); it != entries_.end()) {
     if (units == 0) {
       entries_.erase(it);
     } else {
       it->second = units;
     }
   } else if (units != 0) {
-    entries_.insert(it, Entry(name, units));
+    entries_.insert(lower_entry(entries_.begin(), entries_.end(), name), Entry(name, units));
   }
 }
 
-int64_t ResourceSet::units(std::string_view name) const {
-  auto it = lower_entry(entries_.begin(), entries_.end(), name);
-  return it != entries_.end() && it->first == name ? it->second : 0;
+int64_t ResourceSet::units(ResourceName name) const {
+  auto it = find_entry(entries_.begin(), entries_.end(), name);
+  return it != entries_.end() ? it->second : 0;
 }
 
-double ResourceSet::get(const std::string& name) const { return to_double(units(name)); }
+int64_t ResourceSet::units(std::string_view name) const {
+  for (const auto& [n, u] : entries_)
+    if (n == name) return u;
+  return 0;
+}
+
+double ResourceSet::get(std::string_view name) const { return to_double(units(name)); }
 
 bool ResourceSet::fits_in(const ResourceSet& cap) const {
   // Merge walk: both sides are sorted, so this is linear and allocation-free.
@@ -88,15 +97,14 @@ bool ResourceSet::fits_beside(const ResourceSet& used, const ResourceSet& cap) c
   return true;
 }
 
-void ResourceSet::add_units(const std::string& name, int64_t delta) {
+void ResourceSet::add_units(ResourceName name, int64_t delta) {
   // One search per name (units() then set_units() searched twice): the executor's gate adds and
   // takes back every task's demand.
-  auto it = lower_entry(entries_.begin(), entries_.end(), name);
-  if (it != entries_.end() && it->first == name) {
+  if (auto it = find_entry(entries_.begin(), entries_.end(), name); it != entries_.end()) {
     it->second += delta;
     if (it->second == 0) entries_.erase(it);
   } else if (delta != 0) {
-    entries_.insert(it, Entry(name, delta));
+    entries_.insert(lower_entry(entries_.begin(), entries_.end(), name), Entry(name, delta));
   }
 }
 
@@ -132,7 +140,7 @@ std::string ResourceSet::str() const {
   std::string s = "{";
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (i) s += ", ";
-    s += entries_[i].first + ": " + format_units(entries_[i].second);
+    s += entries_[i].first.str() + ": " + format_units(entries_[i].second);
   }
   return s + "}";
 }
@@ -140,8 +148,8 @@ std::string ResourceSet::str() const {
 void ResourceSet::append_bytes(std::string* out) const {
   put_varint(out, entries_.size());
   for (const auto& [name, u] : entries_) {
-    put_varint(out, name.size());
-    out->append(name);
+    put_varint(out, name.str().size());
+    out->append(name.str());
     put_varint(out, (uint64_t(u) << 1) ^ uint64_t(u >> 63));  // zigzag
   }
 }
@@ -162,14 +170,15 @@ ResourceSet ResourceSet::read_bytes(std::string_view* in) {
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t len = get_varint(in);
     if (len > in->size()) throw SerializationError("ResourceSet bytes truncated inside a name");
-    std::string name(in->substr(0, len));
+    const std::string_view text = in->substr(0, len);
     in->remove_prefix(len);
     uint64_t z = get_varint(in);
     auto u = static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
-    if (u == 0 || (!rs.entries_.empty() && rs.entries_.back().first >= name)) {
-      throw SerializationError("ResourceSet bytes are not a canonical set (entry '" + name + "')");
+    if (u == 0 || (!rs.entries_.empty() && rs.entries_.back().first.str() >= text)) {
+      throw SerializationError("ResourceSet bytes are not a canonical set (entry '" +
+                               std::string(text) + "')");
     }
-    rs.entries_.emplace_back(std::move(name), u);
+    rs.entries_.emplace_back(ResourceName(text), u);
   }
   return rs;
 }

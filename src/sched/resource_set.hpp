@@ -11,21 +11,26 @@
 #include <utility>
 #include <vector>
 
+#include "sched/resource_name.hpp"
+
 namespace weft::sched {
 
 class ResourceSet {
  public:
   static constexpr int64_t kUnit = 10000;  // fixed-point units per 1.0
-  using Entry = std::pair<std::string, int64_t>;
+  // Names are interned (resource_name.hpp): lookups by ResourceName compare pointers.
+  using Entry = std::pair<ResourceName, int64_t>;
 
   ResourceSet() = default;
   ResourceSet(std::initializer_list<std::pair<std::string, double>> items);
 
   // Amount 0 removes the name: an absent name and a zero amount are the same thing.
-  void set(const std::string& name, double amount);
-  void set_units(const std::string& name, int64_t units);
-  double get(const std::string& name) const;
+  void set(std::string_view name, double amount);
+  void set_units(std::string_view name, int64_t units) { set_units(ResourceName(name), units); }
+  void set_units(ResourceName name, int64_t units);
+  double get(std::string_view name) const;
   int64_t units(std::string_view name) const;
+  int64_t units(ResourceName name) const;
 
   // ∀k: this(k) ≤ capacity(k), where a name absent from capacity counts as 0.
   bool fits_in(const ResourceSet& capacity) const;
@@ -65,7 +70,7 @@ class ResourceSet {
   static std::string format_units(int64_t units);
 
  private:
-  void add_units(const std::string& name, int64_t delta);
+  void add_units(ResourceName name, int64_t delta);
   // Sorted by name, no zero amounts. A task's demand names one or two resources: kept inline,
   // the copies a submission makes (its call, the in-flight record, the executor's item) cost no
   // heap allocation.
