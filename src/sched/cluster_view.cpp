@@ -60,6 +60,8 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
   scratch_.assign(C + 1, 0);
   rank_index_ = FitIndex(size(), static_cast<int>(C) + 1);
   node_index_ = FitIndex(num_nodes(), static_cast<int>(C));
+  node_dirty_.assign(num_nodes(), 0);
+  node_scratch_.assign(C, 0);
   std::map<std::vector<int64_t>, int> rank_shape_seen;
   for (int r = 0; r < size(); ++r) {
     to_dense(ranks_[r].total, &total_d_[size_t(r) * C]);
@@ -91,12 +93,12 @@ ClusterView::ClusterView(std::vector<RankInfo> ranks) : ranks_(std::move(ranks))
     }
   }
   for (const auto& [id, idx] : node_idx) node_id_to_index_.emplace_back(id, idx);
-  // Everything free at first. A node's sum reads its ranks' rows, so all rows are in before
-  // any node's is summed: the last refresh of each node sees them all.
+  // Everything free at first.
   for (int r = 0; r < size(); ++r) {
     to_dense(ranks_[r].total, scratch_.data());
     refresh_from_scratch(r);
   }
+  sum_dirty_nodes();
 }
 
 int ClusterView::node_index(int node_id) const {
@@ -166,28 +168,39 @@ void ClusterView::refresh_from_scratch(int rank, const int* cols, int ncols) {
   scratch_[C] = kUtilScale - util;
   rank_index_.set(rank, scratch_.data());
 
-  // The node's row: the sum of its ranks' rows, summed again only in the columns that changed
-  // (a node of 64 ranks would otherwise read 64 rows per allocate).
   const int node = rank_node_[rank];
-  auto sum_column = [&](size_t c) {
-    int64_t sum = 0;
-    for (int r : node_ranks_[node]) {
-      const int64_t a = avail_dense(r)[c];
-      // Saturating: an allocation far past a rank's total (a planner's trial) leaves its units
-      // near INT64_MIN, and two such ranks must not wrap around to plenty.
-      if (__builtin_add_overflow(sum, a, &sum))
-        sum = a < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-    }
-    scratch_[c] = sum;
-  };
+  uint64_t mask = ~uint64_t(0);
   if (cols) {
-    const int64_t* row = node_avail_dense(node);
-    std::copy(row, row + C, scratch_.begin());
-    for (int i = 0; i < ncols; ++i) sum_column(static_cast<size_t>(cols[i]));
-  } else {
-    for (size_t c = 0; c < C; ++c) sum_column(c);
+    mask = 0;
+    for (int i = 0; i < ncols; ++i) mask |= cols[i] < 64 ? uint64_t(1) << cols[i] : ~uint64_t(0);
   }
-  node_index_.set(node, scratch_.data());
+  if (mask == 0) return;
+  if (node_dirty_[node] == 0) dirty_nodes_.push_back(node);
+  node_dirty_[node] |= mask;
+}
+
+void ClusterView::sum_dirty_nodes() const {
+  const size_t C = names_.size();
+  for (int node : dirty_nodes_) {
+    const uint64_t mask = node_dirty_[node];
+    node_dirty_[node] = 0;
+    const int64_t* row = node_index_.item(node);
+    std::copy(row, row + C, node_scratch_.begin());
+    for (size_t c = 0; c < C; ++c) {
+      if (c < 64 && !(mask >> c & 1)) continue;
+      int64_t sum = 0;
+      for (int r : node_ranks_[node]) {
+        const int64_t a = avail_dense(r)[c];
+        // Saturating: an allocation far past a rank's total (a planner's trial) leaves its units
+        // near INT64_MIN, and two such ranks must not wrap around to plenty.
+        if (__builtin_add_overflow(sum, a, &sum))
+          sum = a < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+      }
+      node_scratch_[c] = sum;
+    }
+    node_index_.set(node, node_scratch_.data());
+  }
+  dirty_nodes_.clear();
 }
 
 void ClusterView::apply(int rank, const ResourceSet& delta, int sign) {

@@ -71,13 +71,19 @@ class ClusterView {
   ResourceSet from_dense(const int64_t* v) const;
   const int64_t* total_dense(int rank) const { return &total_d_[size_t(rank) * names_.size()]; }
   const int64_t* avail_dense(int rank) const { return rank_index_.item(rank); }
-  const int64_t* node_avail_dense(int node) const { return node_index_.item(node); }
+  const int64_t* node_avail_dense(int node) const {
+    sum_dirty_nodes();
+    return node_index_.item(node);
+  }
   const int64_t* node_total_dense(int node) const {
     return &node_total_d_[size_t(node) * names_.size()];
   }
   // Rank index columns: columns() resources, then headroom (kUtilScale − utilisation).
   const FitIndex& rank_index() const { return rank_index_; }
-  const FitIndex& node_index() const { return node_index_; }
+  const FitIndex& node_index() const {
+    sum_dirty_nodes();
+    return node_index_;
+  }
   // One representative rank per distinct total (a cluster usually has one or two shapes), and
   // one representative node per distinct multiset of rank totals: feasibility checks test these
   // instead of every rank.
@@ -91,14 +97,23 @@ class ClusterView {
  private:
   void apply(int rank, const ResourceSet& delta, int sign);
   // scratch_[0, columns()) holds the rank's free units; `cols`: the only columns that changed
-  // (nullptr: any may have).
+  // (nullptr: any may have). The rank's node is marked, not summed: see sum_dirty_nodes.
   void refresh_from_scratch(int rank, const int* cols = nullptr, int ncols = 0);
+  // Node rows are sums of their ranks' rows, read only by placement-group planning: a submitter
+  // changes a rank's row twice per task, so the sums are brought up to date when next read, in
+  // the columns that changed since (a node of 64 ranks would otherwise read 64 rows each time).
+  void sum_dirty_nodes() const;
 
   std::vector<RankInfo> ranks_;
   std::vector<std::string> names_;  // sorted column names
   std::vector<int> column_by_id_;   // ResourceName::id() → column, -1 for names not in the view
   std::vector<int64_t> total_d_, node_total_d_, scratch_;
-  FitIndex rank_index_, node_index_;
+  FitIndex rank_index_;
+  mutable FitIndex node_index_;
+  // Per node: the columns changed since its row was summed (bit c; every bit when c ≥ 64).
+  mutable std::vector<uint64_t> node_dirty_;
+  mutable std::vector<int> dirty_nodes_;
+  mutable std::vector<int64_t> node_scratch_;
   std::vector<int> rank_node_, node_ids_, node_domain_, domain_ids_;
   std::vector<std::vector<int>> node_ranks_, domain_nodes_;
   std::vector<int> rank_shapes_, node_shapes_;
