@@ -3,6 +3,7 @@
 // the ids of the refs inside the arguments (borrow_table.hpp) and the argument block.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -31,7 +32,11 @@ struct SubmitFixed {
 static_assert(sizeof(SubmitFixed) == 56 && std::is_trivially_copyable_v<SubmitFixed>);
 
 inline void put_submit_header(WireWriter& w, const ExecItem& t) {
-  std::string need = t.need.to_bytes();
+  // Reused: a demand of two names encodes to more bytes than a short string holds inline, and
+  // a fresh string per task would be a heap allocation per task.
+  thread_local std::string need;
+  need.clear();
+  t.need.append_bytes(&need);
   SubmitFixed f;
   f.ret = t.ret;
   f.fn_id = t.fn_id;
@@ -47,7 +52,7 @@ inline void put_submit_header(WireWriter& w, const ExecItem& t) {
   f.unused = 0;
   w.put(f);
   w.put_bytes(need.data(), need.size());
-  w.put_bytes(t.name.data(), t.name.size());
+  if (!t.name.empty()) w.put_bytes(t.name.data(), t.name.size());
 }
 
 inline ExecItem get_submit_header(WireReader& r) {
