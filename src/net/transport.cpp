@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "common/check.hpp"
 #include "common/log.hpp"
@@ -78,6 +79,9 @@ class TransportImpl {
     int local = -1;  // index in topo.local_ranks for kShm
     bool failed = false;
     bool queued = false;  // in dirty_
+    // Messages written straight into the ring (kShm, nothing queued before them), published
+    // with the next flush.
+    uint32_t unpublished = 0;
     Outbox out;
     RingWriter writer;  // me -> peer
     RingReader reader;  // peer -> me
@@ -208,7 +212,17 @@ void TransportImpl::enqueue(int dest, uint16_t type, const void* a, size_t alen,
                             size_t blen) {
   Peer& p = peers_[dest];
   if (p.failed) return;
-  p.out.push(type, a, alen, b, blen);
+  // A message that fits one frame goes into the peer's ring at once when nothing waits before
+  // it: no copy into the outbox (a heap allocation per message), and order is kept. It becomes
+  // visible, and the peer's doorbell rings, at the next flush, as for a batch from the outbox.
+  const size_t len = alen + blen;
+  if (p.kind == Kind::kShm && p.out.empty() && len <= p.writer.max_frame_payload() &&
+      p.writer.try_write(type, kFlagFirst | kFlagLast, static_cast<uint32_t>(len), a, alen, b,
+                         blen)) {
+    ++p.unpublished;
+  } else {
+    p.out.push(type, a, alen, b, blen);
+  }
   if (!p.queued) {
     p.queued = true;
     dirty_.push_back(dest);
@@ -222,7 +236,8 @@ size_t TransportImpl::flush(int dest) {
       return 0;  // delivered by deliver_self()
     case Kind::kShm: {
       bool published = false;
-      const size_t n = flush_to_ring(p.writer, p.out, &published);
+      const size_t n =
+          flush_to_ring(p.writer, p.out, &published) + std::exchange(p.unpublished, 0);
       if (published) {
         ring_doorbell(segment_.doorbell(p.local));
         if (n == 0) partial_progress_ = true;  // fragments moved: not idle
@@ -370,7 +385,7 @@ bool TransportImpl::idle() const {
 void TransportImpl::declare_failed(int rank, const std::string& reason) {
   if (rank < 0 || rank >= topo_.size || rank == topo_.rank || peers_[rank].failed) return;
   // A ring write lands even while its reader is stopped; UCX keeps a send already handed to it.
-  if (!peers_[rank].out.empty()) flush(rank);
+  if (peers_[rank].queued) flush(rank);
   declared_.emplace_back(rank, reason);
 }
 
