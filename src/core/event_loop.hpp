@@ -373,8 +373,9 @@ class EventLoop : public net::MessageSink {
   void start_ready_exec();
   void start_exec(ExecItemPtr item);
   // stored >= 0: the value is a primary of that size in this node's store (store_result).
-  void finish_task(const ExecItem& item, bool ok, std::vector<char> value, detail::ErrorInfo err,
-                   int64_t stored = -1, std::vector<StatePtr> contained = {});
+  void finish_task(const ExecItem& item, bool ok, std::vector<char> value,
+                   const detail::ErrorInfo& err, int64_t stored = -1,
+                   std::vector<StatePtr> contained = {});
   // `contained`: the refs serialized inside `value` (its receiver borrows them).
   void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
                    const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});

@@ -73,15 +73,15 @@ detail::ErrorInfo invoke_registered(int rank, uint64_t fn_id, void* self,
   timeline::Span span(self ? timeline::Kind::kActorCall : timeline::Kind::kTask, fn_id, 0, name);
   ExecContext* prev = current_exec();
   current_exec() = &ctx;
-  detail::ErrorInfo e;
-  {
+  // Made in place (no move of its three strings per task).
+  detail::ErrorInfo e = [&] {
     // Refs serialized into the result (and any the body serializes by hand; tasks it submits
     // and values it puts collect their own): the result's receiver borrows them.
     detail::RefCollector collect(contained);
     const std::string label = name.empty() ? std::string() : task_label(fe->name, name);
-    e = run_guarded(rank, name.empty() ? fe->name : label,  // no copy of the name per task
-                    [&] { fe->invoke(self, args, out); });
-  }
+    return run_guarded(rank, name.empty() ? fe->name : label,  // no copy of the name per task
+                       [&] { fe->invoke(self, args, out); });
+  }();
   current_exec() = prev;
   if (contained) detail::dedupe_refs(*contained);
   return e;
@@ -202,9 +202,14 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
     note_body(item.fn_id, t0);
-    run_or_post([item_ptr = std::move(item_ptr), ok, value = std::move(value), e = std::move(e),
+    // The error travels only when there is one: three strings moved twice per task otherwise.
+    std::unique_ptr<detail::ErrorInfo> err;
+    if (!ok) err = std::make_unique<detail::ErrorInfo>(std::move(e));
+    run_or_post([item_ptr = std::move(item_ptr), ok, value = std::move(value), err = std::move(err),
                  stored, contained = std::move(contained)](EventLoop& l) mutable {
-      l.finish_task(*item_ptr, ok, std::move(value), std::move(e), stored, std::move(contained));
+      static const detail::ErrorInfo kNoError;
+      l.finish_task(*item_ptr, ok, std::move(value), err ? *err : kNoError, stored,
+                    std::move(contained));
     });
   };
   // On the admitting thread when allowed (loop_turns.cpp), else the pool.
@@ -212,7 +217,7 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
 }
 
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
-                            detail::ErrorInfo err, int64_t stored,
+                            const detail::ErrorInfo& err, int64_t stored,
                             std::vector<StatePtr> contained) {
   gate_release(item.need, item.placement, item.grant);
   if (stored >= 0)
