@@ -3,6 +3,7 @@
 // the ids of the refs inside the arguments (borrow_table.hpp) and the argument block.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -55,6 +56,21 @@ inline void put_submit_header(WireWriter& w, const ExecItem& t) {
   if (!t.name.empty()) w.put_bytes(t.name.data(), t.name.size());
 }
 
+// The demand's bytes → its set. Tasks of a burst share their demand, so the last set decoded on
+// this thread is kept and the same bytes give a copy of it: decoding (a name lookup per entry)
+// would cost about 250 instructions a task.
+inline sched::ResourceSet decode_need(std::string_view bytes) {
+  thread_local std::string last_bytes;
+  thread_local sched::ResourceSet last;
+  if (!bytes.empty() && bytes.size() == last_bytes.size() &&
+      std::memcmp(bytes.data(), last_bytes.data(), bytes.size()) == 0)
+    return last;
+  sched::ResourceSet need = sched::ResourceSet::from_bytes(bytes);  // throws: nothing kept
+  last = need;
+  last_bytes.assign(bytes);
+  return need;
+}
+
 inline ExecItem get_submit_header(WireReader& r) {
   const auto f = r.get<SubmitFixed>();
   if (f.policy > static_cast<uint8_t>(sched::Policy::kNodeAffinity))
@@ -65,7 +81,7 @@ inline ExecItem get_submit_header(WireReader& r) {
   t.owner = t.ret.owner;
   t.fn_id = f.fn_id;
   t.depth = f.depth;
-  t.need = sched::ResourceSet::from_bytes(r.get_view(f.need_len));
+  t.need = decode_need(r.get_view(f.need_len));
   t.placement.pg = f.pg;
   t.placement.bundle = f.bundle;
   t.placement.capture = f.capture != 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 namespace weft::core {
 namespace {
@@ -59,6 +60,26 @@ TEST(SubmitWire, AnEmptyItemHasNoResourcesAndNoName) {
   EXPECT_TRUE(back.name.empty());
   EXPECT_EQ(back.placement.pg, 0u);
   EXPECT_EQ(r.remaining(), 0u);
+}
+
+TEST(SubmitWire, EachHeaderReadsItsOwnDemandWhateverCameBefore) {
+  // The reader keeps the last demand it decoded: equal bytes reuse it, and demands of the same
+  // length in bytes but other amounts or names must not.
+  const std::vector<sched::ResourceSet> needs = {{{"CPU", 1}},
+                                                 {{"CPU", 2}},
+                                                 {{"GPU", 1}},
+                                                 {{"CPU", 2}},
+                                                 {{"CPU", 1}, {"here", 1}},
+                                                 {{"CPU", 1}, {"there", 1}},
+                                                 {{"CPU", 1}, {"there", 1}},
+                                                 {{"CPU", 1}}};
+  for (const auto& need : needs) {
+    ExecItem t;
+    t.need = need;
+    const serde::Buffer b = header_of(t);
+    WireReader r(b.data(), b.size());
+    EXPECT_EQ(get_submit_header(r).need, need) << need.str();
+  }
 }
 
 TEST(SubmitWire, AnUnknownPolicyIsASerializationErrorThatNamesIt) {
