@@ -108,7 +108,7 @@ inline SubmitOptions to_submit_options(const TaskOptions& o) {
   s.num_cpus = o.num_cpus;
   s.num_gpus = o.num_gpus;
   s.memory = o.memory;
-  s.resources = o.resources;
+  s.resources.assign(o.resources.begin(), o.resources.end());
   s.max_retries = o.max_retries;
   s.retry_exceptions = o.retry_exceptions;
   s.name = o.name;
@@ -124,7 +124,7 @@ inline SubmitOptions to_submit_options(const ActorOptions& o) {
   s.num_cpus = o.num_cpus;
   s.num_gpus = o.num_gpus;
   s.memory = o.memory;
-  s.resources = o.resources;
+  s.resources.assign(o.resources.begin(), o.resources.end());
   s.name = o.name;
   s.max_restarts = o.max_restarts;
   s.max_task_retries = o.max_task_retries;

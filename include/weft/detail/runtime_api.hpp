@@ -4,9 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/detail/ids.hpp"
@@ -20,7 +20,9 @@ struct SubmitOptions {
   double num_cpus = 1;
   double num_gpus = 0;
   double memory = 0;
-  std::map<std::string, double> resources;
+  // TaskOptions::resources in name order: one allocation to copy, where a map takes one per
+  // entry (a caller that passes options converts them on every call).
+  std::vector<std::pair<std::string, double>> resources;
   int max_retries = 3;
   bool retry_exceptions = false;
   std::string name;
