@@ -23,8 +23,9 @@ class NameTable {
     const uint32_t listed = listed_.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < listed; ++i) {
       const ResourceName::Node* n = fast_[i].load(std::memory_order_relaxed);
+      // The empty name's data() may be null, which memcmp must never be given.
       if (n->text.size() == text.size() &&
-          std::memcmp(n->text.data(), text.data(), text.size()) == 0)
+          (text.empty() || std::memcmp(n->text.data(), text.data(), text.size()) == 0))
         return n;
     }
     std::lock_guard lock(mu_);
