@@ -179,12 +179,11 @@ void EventLoop::send(int dest, Msg type, const serde::Buffer& b) {
 }
 
 sched::ResourceSet EventLoop::to_need(const detail::SubmitOptions& o, bool actor) const {
-  using sched::ResourceName, sched::ResourceSet;
-  ResourceSet s;
+  sched::ResourceSet s;
   for (const auto& [k, v] : o.resources) s.set(k, v);
   // Per call when a caller passes options: the two common names are not looked up again.
-  if (o.num_cpus > 0) s.set_units(ResourceName::cpu(), ResourceSet::to_units(o.num_cpus));
-  if (o.num_gpus > 0) s.set_units(ResourceName::gpu(), ResourceSet::to_units(o.num_gpus));
+  if (o.num_cpus > 0) s.set(sched::ResourceName::cpu(), o.num_cpus);
+  if (o.num_gpus > 0) s.set(sched::ResourceName::gpu(), o.num_gpus);
   if (o.memory > 0) s.set("memory", o.memory);
   return s;
 }

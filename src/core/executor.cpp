@@ -187,10 +187,8 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     ExecItem& item = *item_ptr;
     serde::Buffer out;
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
-    ExecContext ctx{item.placement.pg ? 0
-                                      : sched::ResourceSet::to_double(
-                                            item.need.units(sched::ResourceName::cpu())),
-                    "", item.depth};
+    ExecContext ctx{item.placement.pg ? 0 : item.need.get(sched::ResourceName::cpu()), "",
+                    item.depth};
     ctx.placement = &item.placement;
     std::vector<StatePtr> contained;
     const auto t0 = std::chrono::steady_clock::now();

@@ -184,9 +184,7 @@ int EventLoop::least_loaded_fit(const sched::ResourceSet& need, const Strategy& 
     if (!allowed(r) || !need.fits_in(total)) continue;
     // Prefer ranks where it fits beside the reservations; others only when none does.
     if (!need.fits_beside(reserved_[r], total)) continue;
-    double load =
-        load_[r] /
-        std::max(1.0, sched::ResourceSet::to_double(total.units(sched::ResourceName::cpu())));
+    double load = load_[r] / std::max(1.0, total.get(sched::ResourceName::cpu()));
     if (target < 0 || load < best_load) {
       target = r;
       best_load = load;

@@ -26,9 +26,11 @@ class ResourceSet {
 
   // Amount 0 removes the name: an absent name and a zero amount are the same thing.
   void set(std::string_view name, double amount);
+  void set(ResourceName name, double amount) { set_units(name, to_units(amount)); }
   void set_units(std::string_view name, int64_t units) { set_units(ResourceName(name), units); }
   void set_units(ResourceName name, int64_t units);
   double get(std::string_view name) const;
+  double get(ResourceName name) const { return to_double(units(name)); }
   int64_t units(std::string_view name) const;
   int64_t units(ResourceName name) const;
 
