@@ -60,14 +60,18 @@ if [[ -n "$sanitize" ]] && ((leak_pass)); then
   echo "== leak pass: LeakSanitizer at the exit of units, examples and clean multi-rank runs"
   # Suppressions name third-party code only (tests/lsan.supp says why for each). Open MPI's
   # components stay mapped (no dlclose) so that their frames can be symbolized and matched; the
-  # slow unwinder gives the whole stack a suppression is matched against. A test that fails here
-  # runs once more: LeakSanitizer's own tracer now and then crashes under gVisor as it stops the
-  # threads at exit ("Tracer caught signal 11", "LeakSanitizer has encountered a fatal error";
-  # seen once in a leak pass of 521 tests, and not in 4 reruns of that test), while a leak is
-  # found again by the second run.
-  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0" \
+  # slow unwinder gives the whole stack a suppression is matched against.
+  # intercept_tls_get_addr=0: the runtime of GCC 12 (and of LLVM up to 16) takes a dynamic TLS
+  # block whose address is 16 past a page boundary for a glibc 2.19 block with a header, and
+  # reads a bogus range out of the two words before it; its tracer then dies as it scans that
+  # range at exit ("Tracer caught signal 11: addr=0x4bb8", "LeakSanitizer has encountered a
+  # fatal error"; google/sanitizers#1322). Where blocks land depends on the allocation history,
+  # so a test that hits it hits it on every try (CI: multirank_pg_np4_vnodes2, twice). Without
+  # the interceptor, dynamic TLS (that of dlopen'ed modules: Open MPI's components, UCX's
+  # transports) is not scanned; Weft's own thread_local state sits in static TLS, which is.
+  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0:intercept_tls_get_addr=0" \
     LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0" \
     OMPI_MCA_mca_base_component_disable_dlclose=1 \
-    ctest --output-on-failure -j2 --timeout 600 --repeat until-pass:2 \
+    ctest --output-on-failure -j2 --timeout 600 \
     -R '^[a-z]*[A-Z][A-Za-z0-9_]*[.]|^net[.](single_rank|messages|bulk)|^multirank_(np2|np2_vnodes2|singleton|objects_np2_vnodes2|pg_np4_vnodes2)$|^exit_code_|^example_|^startup_|^ops_cli_two_jobs'
 fi
