@@ -33,11 +33,19 @@ struct SubmitFixed {
 static_assert(sizeof(SubmitFixed) == 56 && std::is_trivially_copyable_v<SubmitFixed>);
 
 inline void put_submit_header(WireWriter& w, const ExecItem& t) {
-  // Reused: a demand of two names encodes to more bytes than a short string holds inline, and
-  // a fresh string per task would be a heap allocation per task.
+  // The demand's bytes. Tasks of a burst share their demand, so the last one encoded on this
+  // thread is kept with its set, and an equal set (a compare of name pointers and amounts) reuses
+  // them: encoding (a varint and a name per entry) cost about 300 instructions a task. The string
+  // is reused besides: a demand of two names is longer than a short string holds inline.
   thread_local std::string need;
-  need.clear();
-  t.need.append_bytes(&need);
+  thread_local sched::ResourceSet need_of;
+  thread_local bool encoded = false;
+  if (!encoded || !(t.need == need_of)) {
+    need.clear();
+    t.need.append_bytes(&need);
+    need_of = t.need;
+    encoded = true;
+  }
   SubmitFixed f;
   f.ret = t.ret;
   f.fn_id = t.fn_id;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace weft::core {
@@ -63,20 +64,27 @@ TEST(SubmitWire, AnEmptyItemHasNoResourcesAndNoName) {
 }
 
 TEST(SubmitWire, EachHeaderReadsItsOwnDemandWhateverCameBefore) {
-  // The reader keeps the last demand it decoded: equal bytes reuse it, and demands of the same
-  // length in bytes but other amounts or names must not.
+  // The writer keeps the last demand it encoded and the reader the last it decoded: an equal
+  // demand reuses them, and another one (the same length in bytes but other amounts or names,
+  // or none at all) must not.
   const std::vector<sched::ResourceSet> needs = {{{"CPU", 1}},
                                                  {{"CPU", 2}},
                                                  {{"GPU", 1}},
                                                  {{"CPU", 2}},
+                                                 {},
                                                  {{"CPU", 1}, {"here", 1}},
                                                  {{"CPU", 1}, {"there", 1}},
                                                  {{"CPU", 1}, {"there", 1}},
+                                                 {},
+                                                 {},
                                                  {{"CPU", 1}}};
   for (const auto& need : needs) {
     ExecItem t;
     t.need = need;
     const serde::Buffer b = header_of(t);
+    const std::string bytes = need.to_bytes();
+    ASSERT_GE(b.size(), sizeof(SubmitFixed) + bytes.size());  // the demand ends it (no name)
+    EXPECT_EQ(std::string(b.data() + b.size() - bytes.size(), bytes.size()), bytes) << need.str();
     WireReader r(b.data(), b.size());
     EXPECT_EQ(get_submit_header(r).need, need) << need.str();
   }
