@@ -10,9 +10,30 @@ std::string join(std::vector<std::string> v, std::string sep) {
   return s;
 }
 int unregistered(int x) { return x; }
+// More functions than a thread's lookup cache has slots (registry.cpp), so that some share one.
+template <int N>
+int plus(int x) {
+  return x + N;
+}
+struct Acc {
+  int one(int x) { return x + 1; }
+  int two(int x) { return x + 2; }
+};
 }  // namespace
 WEFT_REMOTE(add);
 WEFT_REMOTE(join);
+WEFT_REMOTE(plus<0>);
+WEFT_REMOTE(plus<1>);
+WEFT_REMOTE(plus<2>);
+WEFT_REMOTE(plus<3>);
+WEFT_REMOTE(plus<4>);
+WEFT_REMOTE(plus<5>);
+WEFT_REMOTE(plus<6>);
+WEFT_REMOTE(plus<7>);
+WEFT_REMOTE(plus<8>);
+WEFT_REMOTE(plus<9>);
+WEFT_REMOTE(&Acc::one);
+WEFT_REMOTE(&Acc::two);
 
 namespace weft::detail {
 
@@ -31,6 +52,34 @@ TEST(Registry, FunctionsAreFoundByPointerAndIdAndRunFromEncodedArgs) {
   serde::Buffer out;
   e->invoke(nullptr, CallArgs{args.data(), args.size()}, out);
   EXPECT_EQ(serde::from_bytes<int>(out.data(), out.size()), 42);
+}
+
+TEST(Registry, EachFunctionGetsItsOwnIdHoweverLookupsInterleave) {
+  // Lookups by pointer are cached per thread (registry.cpp): whatever the order, and with more
+  // functions than slots, each pointer keeps its own entry, and an unregistered one stays one.
+  using Fn = int (*)(int);
+  const Fn fns[] = {&plus<0>, &plus<1>, &plus<2>, &plus<3>, &plus<4>,
+                    &plus<5>, &plus<6>, &plus<7>, &plus<8>, &plus<9>};
+  std::vector<uint64_t> ids;
+  for (Fn f : fns) ids.push_back(function_id_of(f));
+  const uint64_t one = function_id_of(&Acc::one), two = function_id_of(&Acc::two);
+  EXPECT_NE(one, two);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_NE(ids[i], one);
+    for (size_t j = i + 1; j < ids.size(); ++j) EXPECT_NE(ids[i], ids[j]) << i << " " << j;
+  }
+  for (int round = 0; round < 4; ++round) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const size_t i = round % 2 ? ids.size() - 1 - k : (k * 7 + round) % ids.size();
+      ASSERT_EQ(function_id_of(fns[i]), ids[i]) << "plus<" << i << "> in round " << round;
+      const FunctionEntry* e = find_function(ids[i]);
+      ASSERT_NE(e, nullptr);
+      EXPECT_NE(e->name.find("plus<" + std::to_string(i) + ">"), std::string::npos) << e->name;
+      EXPECT_EQ(function_id_of(&Acc::one), one);
+      EXPECT_EQ(function_id_of(&Acc::two), two);
+      EXPECT_THROW(function_id_of(&unregistered), Error);
+    }
+  }
 }
 
 TEST(Registry, UnregisteredFunctionIsAClearError) {
