@@ -348,7 +348,7 @@ StatePtr submit_task(uint64_t function_id, EncodedArgs args, const SubmitOptions
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
   call->contained = std::move(args.contained);
-  call->need = defaults ? l.default_task_need() : l.to_need(opts, false);
+  call->need = defaults ? l.default_task_need() : core::to_need(opts);
   call->strategy = core::to_strategy(opts);
   call->name = opts.name;
   call->max_retries = opts.max_retries;
@@ -371,7 +371,7 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   call->args = args.bytes.take();
   call->refs = std::move(args.refs);
   call->contained = std::move(args.contained);
-  call->need = l.to_need(opts, true);
+  call->need = core::to_need(opts);
   call->strategy = core::to_strategy(opts);
   core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id,

@@ -53,7 +53,7 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       pg_(ranks, topo.rank),
       failure_timeout_(config_ms(cfg, "failure_timeout_ms", 500)) {
   if (rank_ == 0) gather_ = std::make_unique<StateGather>(std::chrono::milliseconds(1000));
-  default_task_need_ = to_need(detail::default_submit_options(), false);
+  default_task_need_ = to_need(detail::default_submit_options());
   detail::actor_ready_method();  // registered on every rank before any actor can be called
 }
 
@@ -178,10 +178,20 @@ void EventLoop::send(int dest, Msg type, const serde::Buffer& b) {
   transport_.send(dest, static_cast<uint16_t>(type), b.data(), b.size());
 }
 
-sched::ResourceSet EventLoop::to_need(const detail::SubmitOptions& o, bool actor) const {
-  sched::ResourceSet s;
-  for (const auto& [k, v] : o.resources) s.set(k, v);
-  // Per call when a caller passes options: the two common names are not looked up again.
+sched::ResourceSet to_need(const detail::SubmitOptions& o) {
+  // Per call when a caller passes options, and a burst passes the same ones: the custom
+  // resources last converted on this thread are kept, and equal ones (a compare of short
+  // strings) are copied instead of interning each name again (about 200 instructions a name).
+  thread_local std::vector<std::pair<std::string, double>> last_resources;
+  thread_local sched::ResourceSet last_custom;
+  if (o.resources != last_resources) {
+    sched::ResourceSet custom;
+    for (const auto& [k, v] : o.resources) custom.set(k, v);  // throws: nothing kept
+    last_custom = std::move(custom);
+    last_resources = o.resources;
+  }
+  sched::ResourceSet s = last_custom;
+  // The two common names are not looked up again either.
   if (o.num_cpus > 0) s.set(sched::ResourceName::cpu(), o.num_cpus);
   if (o.num_gpus > 0) s.set(sched::ResourceName::gpu(), o.num_gpus);
   if (o.memory > 0) s.set("memory", o.memory);

@@ -64,6 +64,8 @@ class EventLoop;
 class StorePayload;
 
 Strategy to_strategy(const detail::SubmitOptions& o);
+// The resources a task or actor with these options holds: custom ones, CPU, GPU and memory.
+sched::ResourceSet to_need(const detail::SubmitOptions& o);
 
 // A task, actor creation or actor call that its submitter holds until its ref arguments exist.
 // Made by the caller's thread and freed by the loop: HandoffAllocated (handoff_pool.hpp).
@@ -240,7 +242,6 @@ class EventLoop : public net::MessageSink {
   bool stopped() const { return stopped_.load(std::memory_order_acquire); }
   uint64_t next_object_seq() { return object_seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t next_actor_seq() { return actor_seq_.fetch_add(1, std::memory_order_relaxed); }
-  sched::ResourceSet to_need(const detail::SubmitOptions& o, bool actor) const;
   // to_need of detail::default_submit_options(), made once.
   const sched::ResourceSet& default_task_need() const { return default_task_need_; }
   // Rank r's total resources: fixed at start-up, so any thread may read them.
