@@ -11,20 +11,20 @@ namespace weft::core {
 void ObjectTable::insert(const StatePtr& s) {
   Shard& sh = shard(s->id);
   std::lock_guard<SpinLock> g(sh.mu);
-  sh.map[s->id] = s;
+  sh.map.try_emplace(s->id) = s;
 }
 
 StatePtr ObjectTable::find(const ObjectId& id) {
   Shard& sh = shard(id);
   std::lock_guard<SpinLock> g(sh.mu);
-  auto it = sh.map.find(id);
-  return it == sh.map.end() ? nullptr : it->second.lock();
+  std::weak_ptr<ObjectState>* w = sh.map.find(id);
+  return w ? w->lock() : nullptr;
 }
 
 StatePtr ObjectTable::find_or_create(const ObjectId& id, bool* created) {
   Shard& sh = shard(id);
   std::lock_guard<SpinLock> g(sh.mu);
-  auto& slot = sh.map[id];
+  std::weak_ptr<ObjectState>& slot = sh.map.try_emplace(id);
   if (StatePtr s = slot.lock()) {
     *created = false;
     return s;
@@ -38,9 +38,8 @@ StatePtr ObjectTable::find_or_create(const ObjectId& id, bool* created) {
 void ObjectTable::erase_expired(const ObjectId& id) {
   Shard& sh = shard(id);
   std::lock_guard<SpinLock> g(sh.mu);
-  auto it = sh.map.find(id);
   // A new state for the same id may already have replaced the dying one.
-  if (it != sh.map.end() && it->second.expired()) sh.map.erase(it);
+  sh.map.erase_if(id, [](const std::weak_ptr<ObjectState>& w) { return w.expired(); });
 }
 
 void ObjectTable::pin(const StatePtr& s) {
