@@ -327,7 +327,7 @@ class EventLoop : public net::MessageSink {
   void handle_task_moved(int src, const char* data, size_t len);
   // task_retry.cpp: the spec kept for retries; sending it again to a live rank (false: no
   // retry left, or no live rank can run it); the end of the final error.
-  RetrySpec* keep_for_retry(const PendingCall& call, const ObjectId& ret, int target);
+  RetrySpec* keep_for_retry(const PendingCall& call, InFlight& flight, int target);
   bool retry_task(InFlight& f, const ObjectId& id, const detail::ErrorInfo& why, int avoid = -1);
   std::string retry_note(const InFlight& f, bool system_failure) const;
   // The owner's copy of a stored result from `holder` failed with ObjectLost (the holder or the

@@ -285,7 +285,13 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   int target = call->pg_target >= 0 ? call->pg_target : choose_target(*call, &reserved, &why);
   if (target < 0) return infeasible(why);
   ++load_[target];
-  inflight_[call->result->id] = InFlight{target, reserved, call->need, {}, call->fn_id, call->name};
+  InFlight& flight = inflight_[call->result->id];  // filled in place, and found once
+  flight.rank = target;
+  flight.reserved = reserved;
+  flight.need = call->need;
+  flight.fn_id = call->fn_id;
+  flight.name = call->name;
+  flight.retry.reset();  // keep_for_retry sets it
   ++ops_.tasks_submitted;
   auto fill = [&](ExecItem& item) {
     item.kind = ExecItem::Kind::kTask;
@@ -303,7 +309,7 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
   // The owner keeps what it sends while the task may be retried (task_retry.cpp): the item itself
   // when it goes to another rank (the message is written from it), a copy for a local body. The
   // item is built where it will live: no move of it (a few hundred bytes) on the way.
-  RetrySpec* spec = keep_for_retry(*call, call->result->id, target);
+  RetrySpec* spec = keep_for_retry(*call, flight, target);
   if (target == rank_) {
     auto item = std::make_unique<ExecItem>();
     fill(*item);

@@ -22,10 +22,10 @@ std::string RetrySpec::attempts_text() const {
   return std::to_string(n) + (n == 1 ? " attempt, on rank " : " attempts, on ranks ") + where;
 }
 
-RetrySpec* EventLoop::keep_for_retry(const PendingCall& call, const ObjectId& ret, int target) {
+RetrySpec* EventLoop::keep_for_retry(const PendingCall& call, InFlight& flight, int target) {
   const bool system = call.max_retries != 0 && target != rank_;  // a local rank dies with us
   if (!system && !(call.retry_exceptions && call.max_retries != 0)) return nullptr;
-  RetrySpec& spec = inflight_[ret].retry.emplace();
+  RetrySpec& spec = flight.retry.emplace();
   spec.left = call.max_retries;
   spec.exceptions = call.retry_exceptions;
   spec.rank = target;
