@@ -186,7 +186,8 @@ sched::ResourceSet to_need(const detail::SubmitOptions& o) {
   thread_local sched::ResourceSet last_custom;
   if (o.resources != last_resources) {
     sched::ResourceSet custom;
-    for (const auto& [k, v] : o.resources) custom.set(k, v);  // throws: nothing kept
+    // Built aside, then kept with its key: a failed allocation half-way leaves both unchanged.
+    for (const auto& [k, v] : o.resources) custom.set(k, v);
     last_custom = std::move(custom);
     last_resources = o.resources;
   }
