@@ -185,11 +185,12 @@ sched::ResourceSet to_need(const detail::SubmitOptions& o) {
   thread_local std::vector<std::pair<std::string, double>> last_resources;
   thread_local sched::ResourceSet last_custom;
   if (o.resources != last_resources) {
+    // Both built aside, then moved in (no throw): a failed allocation leaves the pair unchanged.
     sched::ResourceSet custom;
-    // Built aside, then kept with its key: a failed allocation half-way leaves both unchanged.
     for (const auto& [k, v] : o.resources) custom.set(k, v);
+    auto key = o.resources;
     last_custom = std::move(custom);
-    last_resources = o.resources;
+    last_resources = std::move(key);
   }
   sched::ResourceSet s = last_custom;
   // The two common names are not looked up again either.
