@@ -41,6 +41,7 @@ inline void put_submit_header(WireWriter& w, const ExecItem& t) {
   thread_local sched::ResourceSet need_of;
   thread_local bool encoded = false;
   if (!encoded || !(t.need == need_of)) {
+    encoded = false;  // until both are written: a failed allocation keeps no half of the pair
     need.clear();
     t.need.append_bytes(&need);
     need_of = t.need;
