@@ -75,6 +75,7 @@ inline sched::ResourceSet decode_need(std::string_view bytes) {
       std::memcmp(bytes.data(), last_bytes.data(), bytes.size()) == 0)
     return last;
   sched::ResourceSet need = sched::ResourceSet::from_bytes(bytes);  // throws: nothing kept
+  last_bytes.clear();  // matches nothing until both are written (a failed allocation)
   last = need;
   last_bytes.assign(bytes);
   return need;
