@@ -14,6 +14,7 @@
 #include "common/timeline.hpp"
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/idle_backoff.hpp"
 #include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
 #include "weft/detail/call_args.hpp"
@@ -96,6 +97,7 @@ bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
   std::optional<CpuLoan> loan;
   {
     Driving driving(l);
+    core::IdleBackoff& backoff = core::IdleBackoff::this_thread(l.spin_for(), l.yield_for());
     auto last_work = start;
     while (true) {
       bool work = false;
@@ -106,15 +108,15 @@ bool block_until(EventLoop& l, Pred pred, Clock::time_point deadline,
       if (now >= deadline) return false;
       if (l.stopped()) throw Error("the Weft runtime stopped while this thread was waiting");
       if (work) last_work = now;
-      const auto idle = now - last_work;
-      if (idle < l.spin_for()) continue;
-      if (idle >= l.spin_for() + l.yield_for()) break;
+      const auto step = backoff.step(now - last_work);
+      if (step == core::IdleBackoff::Step::kSpin) continue;
+      if (step == core::IdleBackoff::Step::kPark) break;
       if (!loan) loan.emplace(l);
       if (in_pool && driving.help()) {
         last_work = Clock::now();
         continue;
       }
-      std::this_thread::yield();
+      backoff.yield();
     }
   }
   if (!loan) loan.emplace(l);

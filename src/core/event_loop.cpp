@@ -9,6 +9,7 @@
 #include "common/check.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
+#include "core/idle_backoff.hpp"
 #include "core/state_gather.hpp"
 
 namespace weft::core {
@@ -97,10 +98,11 @@ size_t EventLoop::drain_commands() {
 void EventLoop::run() {
   log::set_rank(rank_);
   // Adaptive back-off, by time since the last work: spin (a reply is often microseconds away
-  // and a futex wake costs tens of microseconds here), then yield the core, then park in the
-  // transport until a message or a local command wakes us. Tunable: loop_spin_us, loop_yield_us.
+  // and a futex wake costs tens of microseconds here) while this core is not wanted by another
+  // thread, then yield the core, then park in the transport until a message or a local command
+  // wakes us (idle_backoff.hpp). Tunable: loop_spin_us, loop_yield_us.
   // While a thread blocked in get() drives the turns itself, this thread steps aside.
-  const auto spin_for = spin_for_, yield_for = yield_for_;
+  IdleBackoff& backoff = IdleBackoff::this_thread(spin_for_, yield_for_);
   auto last_work = std::chrono::steady_clock::now();
   int parks = 0;
   std::chrono::steady_clock::time_point stop_since{};
@@ -134,13 +136,13 @@ void EventLoop::run() {
       parks = 0;
       continue;
     }
-    auto idle = now - last_work;
-    if (idle < spin_for) {
+    const auto step = backoff.step(now - last_work);
+    if (step == IdleBackoff::Step::kSpin) {
       release_token();
       for (int i = 0; i < 16; ++i) _mm_pause();
-    } else if (idle < spin_for + yield_for) {
+    } else if (step == IdleBackoff::Step::kYield) {
       release_token();
-      std::this_thread::yield();
+      backoff.yield();
     } else {
       // Parked with the token: a driver that arrives meanwhile cannot take it, wakes this
       // thread (its post rings the doorbell) and waits for its turn like any caller.

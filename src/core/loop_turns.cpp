@@ -34,6 +34,7 @@
 
 #include "core/event_loop.hpp"
 #include "core/exec_context.hpp"
+#include "core/idle_backoff.hpp"
 #include "core/state_gather.hpp"
 #include "weft/detail/refcount_api.hpp"
 
@@ -241,6 +242,7 @@ void EventLoop::relieve_long_inline_body() {
 void EventLoop::relieve(uint64_t gen) {
   auto done = [&] { return relief_done_.load(std::memory_order_acquire) >= gen; };
   auto last_work = std::chrono::steady_clock::now();
+  IdleBackoff& backoff = IdleBackoff::this_thread(spin_for_, yield_for_);
   while (!done() && !closed_.load(std::memory_order_acquire)) {
     if (drivers_.load(std::memory_order_acquire) > 0) {  // a get() turns it: step aside
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -252,14 +254,14 @@ void EventLoop::relieve(uint64_t gen) {
     }
     const auto now = std::chrono::steady_clock::now();
     if (turn(now) > 0) last_work = now;
-    const auto idle = now - last_work;
-    if (idle >= spin_for_ + yield_for_ && !done())
+    const auto step = backoff.step(now - last_work);
+    if (step == IdleBackoff::Step::kPark && !done())
       transport_.wait(std::chrono::microseconds(500));  // parked with the token, as the loop
     release_token();
-    if (idle >= spin_for_)
-      std::this_thread::yield();
-    else
+    if (step == IdleBackoff::Step::kSpin)
       for (int i = 0; i < 16; ++i) _mm_pause();
+    else
+      backoff.yield();
   }
 }
 
