@@ -74,6 +74,8 @@ TEST(IdleBackoff, NewSettingsBoundWhatWasLearnt) {
 
 TEST(IdleBackoff, EachThreadHasItsOwn) {
   IdleBackoff& mine = IdleBackoff::this_thread(microseconds(50), microseconds(300));
+  for (int i = 0; i < 10; ++i) mine.yielded(std::chrono::nanoseconds(600));  // whatever before
+  ASSERT_EQ(mine.spin_phase(), microseconds(50));
   mine.yielded(microseconds(100));
   EXPECT_EQ(&IdleBackoff::this_thread(microseconds(50), microseconds(300)), &mine);
   EXPECT_EQ(mine.spin_phase(), microseconds(25));
