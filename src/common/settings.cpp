@@ -163,7 +163,7 @@ const std::vector<Setting>& table() {
       {.name = "loop_spin_us",
        .kind = K::kInt,
        .default_value = "50",
-       .doc = "how long an idle event loop spins before yielding",
+       .doc = "the longest an idle event loop spins before yielding (less on a shared core)",
        .min = 0.0},
       {.name = "loop_yield_us",
        .kind = K::kInt,

@@ -81,9 +81,10 @@ class Driving {
 
 // Blocks until pred() or the deadline. First this thread runs the loop's turns itself (so the
 // request leaves and the reply is read without waking the loop thread): spinning for
-// loop_spin_us, then, holding no CPU slot (a task lends it, so nested tasks can run) and
-// running queued jobs when it is a pool thread, yielding between turns for loop_yield_us. Then
-// it hands the loop back and parks on the completion sequence.
+// loop_spin_us (less while its yields show that another thread wants the core:
+// idle_backoff.hpp), then, holding no CPU slot (a task lends it, so nested tasks can run) and
+// running queued jobs when it is a pool thread, yielding between turns until loop_spin_us +
+// loop_yield_us. Then it hands the loop back and parks on the completion sequence.
 // `awaited`: the one object waited for, whose task may then run on this thread (loop_turns.cpp).
 // `recheck`: for a pred that may answer false while it is true (wait_some's throttled pass), the
 // longest it parks before asking again; 0 when pred is exact (parked until a completion).
