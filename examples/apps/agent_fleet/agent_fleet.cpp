@@ -3,13 +3,16 @@
 // result. Nothing blocks: every step is a chain plan → tool → observe of futures, so the fleet
 // pipelines across all ranks (the shape of Ray's "500 coding agents" benchmark).
 //
-//   mpirun -n 4 ./agent_fleet [--agents 128] [--tasks 10000]     (launchers/weft-run -n 4 ...)
+//   mpirun -n 4 ./agent_fleet [--agents 128] [--tasks 10000] [--tool-scale 1]
+//                                                             (launchers/weft-run -n 4 ...)
+// --tool-scale K multiplies every tool's CPU work (1: 3-20 µs a tool here; 50: about 0.2-1 ms).
 #include <weft/weft.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,7 @@ enum Tool : int { kSearch = 0, kCompile = 1, kTest = 2 };
 const char* kToolNames[] = {"search", "compile", "test"};
 
 struct ToolCall {
-  int agent = 0, step = 0, tool = 0;
+  int agent = 0, step = 0, tool = 0, scale = 1;
   uint64_t seed = 0;
 };
 struct ToolResult {
@@ -42,7 +45,7 @@ uint64_t mix(uint64_t x) {
 
 // A tool: some CPU work whose size depends on the tool, e.g. grepping a corpus or compiling.
 ToolResult run_tool(ToolCall c) {
-  int rounds = c.tool == kSearch ? 2000 : c.tool == kCompile ? 6000 : 1000;
+  int rounds = c.scale * (c.tool == kSearch ? 2000 : c.tool == kCompile ? 6000 : 1000);
   uint64_t v = c.seed;
   for (int i = 0; i < rounds; ++i) v = mix(v + i);
   return ToolResult{c.agent, c.step, c.tool, weft::rank(), v, c.tool != kTest || (v % 10) != 0};
@@ -52,10 +55,10 @@ class Agent {
  public:
   Agent(int id, std::string role) : id_(id), role_(std::move(role)) {}
 
-  // Decide the next tool from what the scratchpad says so far.
-  ToolCall plan(int step) {
+  // Decide the next tool from what the scratchpad says so far; `scale` sizes its work.
+  ToolCall plan(int step, int scale) {
     int tool = failures_ > 0 && last_tool_ == kTest ? kCompile : (id_ + step) % 3;
-    return ToolCall{id_, step, tool, mix(uint64_t(id_) << 32 | uint32_t(step))};
+    return ToolCall{id_, step, tool, scale, mix(uint64_t(id_) << 32 | uint32_t(step))};
   }
   // Record a tool's result in the scratchpad.
   int observe(ToolResult r) {
@@ -102,6 +105,8 @@ int main(int argc, char** argv) {
   return weft::run(argc, argv, [&]() -> int {
     const int num_agents = arg(argc, argv, "--agents", 128);
     const int num_tasks = arg(argc, argv, "--tasks", 10000);
+    const int tool_scale = arg(argc, argv, "--tool-scale", 1);
+    if (tool_scale < 1) throw std::invalid_argument("--tool-scale must be at least 1");
     const char* roles[] = {"planner", "coder", "reviewer", "tester"};
     using Clock = std::chrono::steady_clock;
 
@@ -120,7 +125,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < num_tasks; ++k) {
       auto& agent = agents[k % num_agents];
       int step = k / num_agents;
-      auto call = agent.task(&Agent::plan).remote(step);
+      auto call = agent.task(&Agent::plan).remote(step, tool_scale);
       auto result = weft::task(run_tool).remote(call);
       tools.push_back(result);
       observed.push_back(agent.task(&Agent::observe).remote(result));
