@@ -44,6 +44,7 @@
 #include "core/pg_state.hpp"
 #include "core/repeated_warnings.hpp"
 #include "core/steal_planner.hpp"
+#include "core/task_placer.hpp"
 #include "core/unplaced_actor.hpp"
 #include "core/wire.hpp"
 #include "core/worker_pool.hpp"
@@ -316,13 +317,6 @@ class EventLoop : public net::MessageSink {
   void on_ready_call(std::unique_ptr<PendingCall> call);
   void start_ready_call(std::unique_ptr<PendingCall> call);  // on_ready_call past the order gate
   void dispatch_task(std::unique_ptr<PendingCall> call);
-  // The rank to run a ready task (-1 with `infeasible` set: a hard affinity that can never be
-  // met). `reserved`: counted in this submitter's slot view.
-  int choose_target(const PendingCall& call, bool* reserved, std::string* infeasible);
-  // `avoid`: a rank not to choose while another can run it (a holder whose loss is not declared).
-  int pick_overflow(const sched::ResourceSet& need, const Strategy& st, int avoid = -1);
-  int least_loaded_fit(const sched::ResourceSet& need, const Strategy& st, int skip);
-  std::optional<std::string> affinity_infeasible(const PendingCall& call) const;
   std::vector<std::pair<int, uint64_t>> arg_bytes_by_rank(const PendingCall& call) const;
   void handle_task_moved(int src, const char* data, size_t len);
   // task_retry.cpp: the spec kept for retries; sending it again to a live rank (false: no
@@ -576,13 +570,9 @@ class EventLoop : public net::MessageSink {
   std::atomic<uint64_t> actor_seq_{1};
 
   // --- submitter state (loop thread) ---
-  sched::ClusterView view_;           // true totals: feasibility
-  sched::ClusterView dispatch_view_;  // totals minus what this rank has running or queued out
+  sched::ClusterView view_;  // true totals and the topology
+  TaskPlacer placer_;        // where ready tasks go: the slot view, the load, reservations
   DependencyWaiter<PendingCall> deps_;  // calls held until their ref arguments are done
-  std::vector<int64_t> load_;                         // tasks in flight per rank, from here
-  // Long-lived reservations this rank knows of (bundles of groups it follows): a task must fit
-  // beside them, not merely in the rank's total, or it would wait at its target for ever.
-  std::vector<sched::ResourceSet> reserved_;
   // Nodes recycled (recycling_allocator.hpp): one per task submitted, freed at its result.
   std::unordered_map<ObjectId, InFlight, std::hash<ObjectId>, std::equal_to<ObjectId>,
                      RecyclingAllocator<std::pair<const ObjectId, InFlight>>>
@@ -605,10 +595,6 @@ class EventLoop : public net::MessageSink {
   // --- executor state (loop thread) ---
   ExecGate gate_;  // this rank's resources, its bundles, and the work waiting for them
   StealPlanner steal_;
-  std::vector<char> affinity_logged_;  // per node: a soft affinity's fallback was logged
-  // The last request shape found feasible: feasibility reads only the ranks' totals, which never
-  // change, so a stream of tasks of one shape is checked once, not once per task.
-  std::optional<sched::ResourceSet> feasible_need_;
   RepeatedWarnings warnings_{std::chrono::seconds(10)};  // identical warnings, counted
   OpsCounters ops_;  // for weft status and metrics (submitter.cpp counts)
 

@@ -151,13 +151,10 @@ void EventLoop::apply_pg_update(WireReader& r) {
     for (const auto& l : locs) {
       if (l.bundle < 0 || l.bundle >= static_cast<int>(e.bundles.size())) continue;
       const sched::ResourceSet& bundle = e.bundles[l.bundle];
-      if (e.state == sched::PgState::kCreated) {
-        dispatch_view_.allocate(l.rank, bundle);
-        reserved_[l.rank] += e.bundles[l.bundle];
-      } else {
-        dispatch_view_.release(l.rank, bundle);
-        reserved_[l.rank] -= e.bundles[l.bundle];
-      }
+      if (e.state == sched::PgState::kCreated)
+        placer_.hold_bundle(l.rank, bundle);
+      else
+        placer_.free_bundle(l.rank, bundle);
     }
     e.held = e.state == sched::PgState::kCreated ? e.locations : std::vector<sched::BundleLocation>{};
   }

@@ -130,13 +130,6 @@ Strategy to_strategy(const detail::SubmitOptions& o) {
   return s;
 }
 
-std::optional<std::string> EventLoop::affinity_infeasible(const PendingCall& call) const {
-  if (!call.strategy.hard_affinity()) return std::nullopt;
-  auto why = sched::check_feasible_on_node(call.need, view_, call.strategy.node);
-  if (!why) return std::nullopt;
-  return why->message;
-}
-
 std::vector<std::pair<int, uint64_t>> EventLoop::arg_bytes_by_rank(const PendingCall& call) const {
   // Locality: ref arguments that lie in a node store, by holder. Only when they add up to more
   // than inline_threshold does moving the task beat moving the bytes.
@@ -158,83 +151,6 @@ std::vector<std::pair<int, uint64_t>> EventLoop::arg_bytes_by_rank(const Pending
   const ObjectStoreClient* store = store_client();
   if (!store || total <= store->inline_threshold()) out.clear();
   return out;
-}
-
-int EventLoop::pick_overflow(const sched::ResourceSet& need, const Strategy& st, int avoid) {
-  if (avoid >= 0) {
-    const int target = least_loaded_fit(need, st, avoid);
-    if (target >= 0) return target;
-  }
-  return least_loaded_fit(need, st, -1);
-}
-
-int EventLoop::least_loaded_fit(const sched::ResourceSet& need, const Strategy& st, int skip) {
-  // Every allowed rank is as busy as this submitter knows. Holding the task here could deadlock
-  // nested tasks (their parents hold the slots), so it goes to the least loaded rank that can
-  // ever run it; that rank's gate queues it, and an idle rank may steal it from there.
-  const int node_index = st.hard_affinity() ? view_.node_index(st.node) : -1;
-  auto allowed = [&](int r) {
-    return r != skip && !known_failed(r) && (node_index < 0 || view_.node_of(r) == node_index);
-  };
-  int target = -1;
-  double best_load = 0;
-  for (int i = 0; i < size_; ++i) {
-    int r = (rank_ + i) % size_;
-    const auto& total = view_.info(r).total;
-    if (!allowed(r) || !need.fits_in(total)) continue;
-    // Prefer ranks where it fits beside the reservations; others only when none does.
-    if (!need.fits_beside(reserved_[r], total)) continue;
-    double load = load_[r] / std::max(1.0, total.get(sched::ResourceName::cpu()));
-    if (target < 0 || load < best_load) {
-      target = r;
-      best_load = load;
-    }
-  }
-  if (target >= 0) return target;
-  // It fits nowhere beside today's reservations: queue at a rank where it fits in the total
-  // (a reservation may go away); its gate holds it until then.
-  for (int i = 0; i < size_ && target < 0; ++i) {
-    int r = (rank_ + i) % size_;
-    if (allowed(r) && need.fits_in(view_.info(r).total)) target = r;
-  }
-  return target;
-}
-
-int EventLoop::choose_target(const PendingCall& call, bool* reserved, std::string* infeasible) {
-  const Strategy& st = call.strategy;
-  *reserved = false;
-  if (auto why = affinity_infeasible(call)) {
-    *infeasible = *why;
-    return -1;
-  }
-  sched::TaskRequest req;
-  req.need = call.need;
-  req.policy = st.policy;
-  req.node = st.node;
-  req.soft = st.soft;
-  req.arg_bytes_by_rank = arg_bytes_by_rank(call);
-  // A slot free now, as far as this submitter knows (what it has running or queued per rank).
-  int target = sched::pick_rank(req, dispatch_view_, rank_);
-  if (target >= 0 && known_failed(target)) target = -1;  // failed: only live ranks get work
-  if (target >= 0 && call.need.fits_beside(reserved_[target], view_.info(target).total)) {
-    dispatch_view_.allocate(target, call.need);
-    *reserved = true;
-  } else {
-    target = pick_overflow(call.need, st);
-    if (target < 0)
-      *infeasible = "every rank that could run it (" + call.need.str() + ") has failed";
-  }
-  if (target >= 0 && st.policy == sched::Policy::kNodeAffinity && st.soft &&
-      view_.info(target).node != st.node) {
-    const int n = view_.node_index(st.node);
-    const bool first = n >= 0 ? !std::exchange(affinity_logged_[n], 1) : true;
-    const char* why = n < 0 ? "which this job does not have" : "which has no room for it now";
-    if (first)
-      WEFT_LOG(Info) << "soft node affinity: a task asked for node " << st.node << ", " << why
-                     << "; it runs on rank " << target << " of node " << view_.info(target).node
-                     << " (logged once per node)";
-  }
-  return target;
 }
 
 namespace {
@@ -273,18 +189,18 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
       WEFT_LOG(Warn) << "infeasible " << e.message << " (identical ones are counted, not logged)";
     fail_call(*call, e);
   };
-  if (call->pg_target < 0) {  // a hard affinity names its node first
-    if (auto why = affinity_infeasible(*call)) return infeasible(*why);
-    if (!feasible_need_ || *feasible_need_ != call->need) {
-      if (auto why = sched::check_feasible(call->need, view_)) return infeasible(why->message);
-      feasible_need_ = call->need;
-    }
-  }
+  int target = call->pg_target;
   bool reserved = false;
-  std::string why;
-  int target = call->pg_target >= 0 ? call->pg_target : choose_target(*call, &reserved, &why);
-  if (target < 0) return infeasible(why);
-  ++load_[target];
+  if (target >= 0) {
+    placer_.place_at(target);
+  } else {  // task_placer.hpp: feasible at all, then where
+    TaskPlacer::Placed p =
+        placer_.place(call->need, call->strategy, arg_bytes_by_rank(*call), failed_);
+    if (p.rank < 0) return infeasible(p.why);
+    if (!p.fallback.empty()) WEFT_LOG(Info) << p.fallback;
+    target = p.rank;
+    reserved = p.reserved;
+  }
   InFlight& flight = inflight_[call->result->id];  // filled in place, and found once
   flight.rank = target;
   flight.reserved = reserved;
@@ -347,11 +263,7 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
   auto it = inflight_.find(id);
   if (it == inflight_.end()) return;  // its result came first
   InFlight& f = it->second;
-  if (f.reserved) dispatch_view_.release(f.rank, f.need);
-  f.reserved = dispatch_view_.fits_now(to, f.need);
-  if (f.reserved) dispatch_view_.allocate(to, f.need);
-  --load_[f.rank];
-  ++load_[to];
+  placer_.moved(f.rank, to, f.need, &f.reserved, /*take_free_slot=*/true);
   f.rank = to;
   if (f.retry) f.retry->rank = to;  // the attempt runs there now
   if (known_failed(to)) {
@@ -377,8 +289,7 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
       if (retry_task(f, id, err)) return;  // task_retry.cpp
       err.message += retry_note(f, /*system_failure=*/false);
     }
-    if (it->second.reserved) dispatch_view_.release(it->second.rank, it->second.need);
-    --load_[it->second.rank];
+    placer_.finished(f.rank, f.need, f.reserved);
     ++(ok ? ops_.tasks_finished : ops_.tasks_failed);
     inflight_.erase(it);
   } else if (!calls_inflight_.empty()) {
@@ -504,7 +415,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
       fail_call(*call, e);
     };
     if (call->pg_target < 0) {  // a hard affinity names its node first
-      if (auto why = affinity_infeasible(*call)) return never(*why);
+      if (auto why = placer_.affinity_infeasible(call->need, call->strategy)) return never(*why);
       if (auto why = sched::check_feasible(call->need, view_)) return never(why->message);
     }
     int best = call->pg_target >= 0 ? call->pg_target : place_actor(*call);

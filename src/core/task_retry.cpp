@@ -37,14 +37,11 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   RetrySpec& r = *f.retry;
   if (r.left == 0) return false;
   // A live rank that can run it.
-  const int target = pick_overflow(r.item.need, r.item.strategy, avoid);
+  const int target = placer_.overflow_rank(r.item.need, r.item.strategy, failed_, avoid);
   if (target < 0) return false;
   if (r.left > 0) --r.left;
-  if (f.reserved) dispatch_view_.release(f.rank, f.need);
-  --load_[f.rank];
-  f.reserved = false;
+  placer_.moved(f.rank, target, f.need, &f.reserved, /*take_free_slot=*/false);
   f.rank = target;
-  ++load_[target];
   r.earlier.push_back(r.rank);
   r.rank = target;
   if (auto it = arg_holds_.find(id); it != arg_holds_.end())
