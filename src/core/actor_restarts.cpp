@@ -2,7 +2,7 @@
 //
 // The creator owns an actor's lives: it keeps the creation as placed (ActorLife: resolved
 // constructor arguments and the refs they hold) for actors created with max_restarts != 0. When
-// the actor's rank fails, the creator places it again (place_actor, failed ranks excluded) and
+// the actor's rank fails, the creator places it again (ActorPlacer, failed ranks excluded) and
 // sends the creation once more as incarnation k+1; the new host rebuilds it from its latest
 // checkpoint when it has one (actor_checkpoints.cpp), else from the constructor. Once
 // max_restarts is used up (-1: never) the actor is dead and every call fails with
@@ -111,16 +111,19 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
               life.history() + ")");
       continue;
     }
-    const int target = place_actor(spec);
-    if (target < 0) {
-      give_up("no live rank can host it (" + life.history() + ")");
+    ActorPlacer::Placed p = actor_placer_.place(spec.need, spec.strategy, failed_);
+    if (p.rank < 0) {
+      give_up("not restarted: " + p.why + " (" + life.history() + ")");
       continue;
     }
+    if (!p.fallback.empty())
+      WEFT_LOG(Info) << "soft node affinity: the restart of actor " << cls << " " << id.str()
+                     << " asked for " << p.fallback;
+    const int target = p.rank;
     ++life.restarts;
     ++life.incarnation;
     life.rank = target;
     life.ranks.push_back(target);
-    ++actors_placed_[target];
     life.spec->actor.rank = target;
     WEFT_LOG(Warn) << "restarting " << died << " on rank " << target << " (restart "
                    << life.restarts << " of "

@@ -42,7 +42,7 @@ EventLoop::EventLoop(const Config& cfg, const net::Topology& topo, net::Transpor
       inline_tasks_(cfg.get_bool("inline_tasks", true)),
       view_(ranks),
       placer_(view_, topo.rank),
-      actors_placed_(topo.size, 0),
+      actor_placer_(view_, topo.rank),
       gate_(topo.rank, ranks[topo.rank].total, rank_gpu_ids(ranks[topo.rank])),
       steal_(topo.rank, topo.node_of_rank, config_us(cfg, "steal_delay_us", 200),
              std::chrono::milliseconds(50)),

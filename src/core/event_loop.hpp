@@ -23,6 +23,7 @@
 #include "common/config.hpp"
 #include "core/borrow_protocol.hpp"
 #include "core/actor_checkpoints.hpp"
+#include "core/actor_placer.hpp"
 #include "common/function_queue.hpp"
 #include "common/recycling_allocator.hpp"
 #include "core/call_orderer.hpp"
@@ -338,7 +339,6 @@ class EventLoop : public net::MessageSink {
   // item's arguments) counted it.
   void send_submit(int dest, const ExecItem& item, std::vector<StatePtr> holds);
   void dispatch_actor_create(std::unique_ptr<PendingCall> call);
-  int place_actor(const PendingCall& call);
   void dispatch_actor_call(std::unique_ptr<PendingCall> call);
   void fail_call(PendingCall& call, const detail::ErrorInfo& e);
   // A call message flagged "skip": the actor passes this position of the caller's order.
@@ -572,6 +572,7 @@ class EventLoop : public net::MessageSink {
   // --- submitter state (loop thread) ---
   sched::ClusterView view_;  // true totals and the topology
   TaskPlacer placer_;        // where ready tasks go: the slot view, the load, reservations
+  ActorPlacer actor_placer_;  // where the actors this rank creates go
   DependencyWaiter<PendingCall> deps_;  // calls held until their ref arguments are done
   // Nodes recycled (recycling_allocator.hpp): one per task submitted, freed at its result.
   std::unordered_map<ObjectId, InFlight, std::hash<ObjectId>, std::equal_to<ObjectId>,
@@ -588,7 +589,6 @@ class EventLoop : public net::MessageSink {
     std::chrono::steady_clock::time_point until;
   };
   std::unordered_map<ObjectId, LostCallResult> lost_call_results_;
-  std::vector<int> actors_placed_;                              // per rank, by this creator
   std::unordered_map<uint64_t, StatePtr> requests_;             // head replies
   uint64_t request_seq_ = 1;
 

@@ -418,9 +418,17 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
       if (auto why = placer_.affinity_infeasible(call->need, call->strategy)) return never(*why);
       if (auto why = sched::check_feasible(call->need, view_)) return never(why->message);
     }
-    int best = call->pg_target >= 0 ? call->pg_target : place_actor(*call);
+    int best = call->pg_target;
+    if (best >= 0) {
+      actor_placer_.count(best);
+    } else {  // actor_placer.hpp
+      ActorPlacer::Placed p = actor_placer_.place(call->need, call->strategy, failed_);
+      if (p.rank < 0) return never(p.why);
+      if (!p.fallback.empty())
+        WEFT_LOG(Info) << "soft node affinity: actor " << e.function << " asked for " << p.fallback;
+      best = p.rank;
+    }
     call->actor.rank = best;
-    ++actors_placed_[best];
     if (!call->opts.name.empty()) {
       // Named: the head must accept the name before the actor exists.
       auto reply = new_state(ObjectId{rank_, 1, next_object_seq()});
@@ -434,7 +442,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     detail::ActorRef holder;
     std::memcpy(&holder, p->data() + 1, sizeof holder);
     if (p->data()[0] == 0) {
-      --actors_placed_[call->actor.rank];
+      actor_placer_.uncount(call->actor.rank);
       e.kind = detail::ErrorKind::kGeneric;
       e.message = "an actor named '" + call->opts.name + "' already exists (" + holder.id.str() +
                   " on rank " + std::to_string(holder.rank) + "); names are unique per job";
@@ -450,33 +458,6 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   std::memcpy(bytes.data() + 1, &call->actor, sizeof call->actor);
   complete_ok(*call->result, std::make_shared<detail::InlinePayload>(std::move(bytes)),
               completions_);
-}
-
-int EventLoop::place_actor(const PendingCall& call) {
-  // Spread actors (DEFAULT and SPREAD alike: an actor holds its rank for its lifetime): the
-  // feasible rank with the fewest actors placed by this creator, nearest rank first among equals
-  // so a one-rank job and the driver's own rank are natural. A node affinity limits the ranks
-  // to that node's; a soft one falls back to all ranks when none of them fits.
-  const Strategy& st = call.strategy;
-  const int node = st.policy == sched::Policy::kNodeAffinity ? view_.node_index(st.node) : -1;
-  auto best_of = [&](bool on_node) {
-    int best = -1;
-    for (int i = 0; i < size_; ++i) {
-      int r = (rank_ + i) % size_;
-      if (on_node && view_.node_of(r) != node) continue;
-      if (known_failed(r) || !call.need.fits_in(view_.info(r).total)) continue;
-      if (best < 0 || actors_placed_[r] < actors_placed_[best]) best = r;
-    }
-    return best;
-  };
-  int best = node >= 0 ? best_of(true) : -1;
-  if (best < 0) {
-    if (st.policy == sched::Policy::kNodeAffinity && st.soft)
-      WEFT_LOG(Info) << "soft node affinity: actor " << detail::class_name(call.fn_id)
-                     << " asked for node " << st.node << ", which cannot host it; placed elsewhere";
-    best = best_of(false);
-  }
-  return best;
 }
 
 void EventLoop::dispatch_actor_call(std::unique_ptr<PendingCall> call) {
