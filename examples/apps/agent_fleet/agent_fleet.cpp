@@ -5,7 +5,7 @@
 //
 //   mpirun -n 4 ./agent_fleet [--agents 128] [--tasks 10000] [--tool-scale 1]
 //                                                             (launchers/weft-run -n 4 ...)
-// --tool-scale K multiplies every tool's CPU work (1: 3-20 µs a tool here; 50: about 0.2-1 ms).
+// --tool-scale K multiplies every tool's CPU work (1: 2.5-15 µs a tool here; 50: 0.12-0.74 ms).
 #include <weft/weft.hpp>
 
 #include <chrono>
