@@ -4,36 +4,25 @@
 
 #include <gtest/gtest.h>
 
+#include "placement_test_util.hpp"
+
 namespace weft::core {
 namespace {
 
 using sched::ResourceSet;
 
-// `nodes` × `per_node` ranks; rank r has gpus[r] GPUs (none when gpus is shorter), 2 CPUs each.
+// `nodes` × `per_node` ranks with 2 CPUs each; rank r has gpus[r] GPUs (none past its end).
 sched::ClusterView cluster(int nodes, int per_node, std::vector<double> gpus = {}) {
-  std::vector<sched::RankInfo> ranks;
-  for (int n = 0; n < nodes; ++n) {
-    for (int i = 0; i < per_node; ++i) {
-      sched::RankInfo r;
-      r.rank = static_cast<int>(ranks.size());
-      r.node = n;
-      r.total = {{"CPU", 2}};
-      if (r.rank < static_cast<int>(gpus.size()) && gpus[r.rank] > 0)
-        r.total.set("GPU", gpus[r.rank]);
-      ranks.push_back(r);
-    }
-  }
-  return sched::ClusterView(ranks);
+  return testing::cluster_of(nodes, per_node, [&](int r) {
+    ResourceSet total{{"CPU", 2}};
+    if (r < static_cast<int>(gpus.size()) && gpus[r] > 0) total.set("GPU", gpus[r]);
+    return total;
+  });
 }
 
 const ResourceSet kCpu{{"CPU", 1}};
-Strategy affinity(int node, bool soft) {
-  return Strategy{.policy = sched::Policy::kNodeAffinity, .node = node, .soft = soft};
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::affinity;
+using testing::contains;
 
 TEST(ActorPlacer, ActorsSpreadByCountFromTheCreatorsOwnRank) {
   sched::ClusterView view = cluster(2, 2);

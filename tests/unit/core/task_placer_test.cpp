@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "placement_test_util.hpp"
+
 namespace weft::core {
 namespace {
 
@@ -12,28 +14,15 @@ using sched::ResourceSet;
 
 // `nodes` × `per_node` ranks; rank r has cpus[r] CPUs (1 when cpus is shorter).
 sched::ClusterView cluster(int nodes, int per_node, std::vector<double> cpus = {}) {
-  std::vector<sched::RankInfo> ranks;
-  for (int n = 0; n < nodes; ++n) {
-    for (int i = 0; i < per_node; ++i) {
-      sched::RankInfo r;
-      r.rank = static_cast<int>(ranks.size());
-      r.node = n;
-      r.total = {{"CPU", r.rank < static_cast<int>(cpus.size()) ? cpus[r.rank] : 1.0}};
-      ranks.push_back(r);
-    }
-  }
-  return sched::ClusterView(ranks);
+  return testing::cluster_of(nodes, per_node, [&](int r) {
+    return ResourceSet{{"CPU", r < static_cast<int>(cpus.size()) ? cpus[r] : 1.0}};
+  });
 }
 
 const ResourceSet kCpu{{"CPU", 1}};
 const Strategy kDefault{};
-Strategy affinity(int node, bool soft) {
-  return Strategy{.policy = sched::Policy::kNodeAffinity, .node = node, .soft = soft};
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using testing::affinity;
+using testing::contains;
 
 TEST(TaskPlacer, FreeSlotsAreTakenFirstAndHeldUntilTheTaskEnds) {
   sched::ClusterView view = cluster(2, 2);
