@@ -1,11 +1,9 @@
 #include "core/actor_placer.hpp"
 
-#include <utility>
-
 namespace weft::core {
 
 ActorPlacer::ActorPlacer(const sched::ClusterView& view, int rank)
-    : view_(view), rank_(rank), placed_(view.size(), 0), fallback_logged_(view.num_nodes(), 0) {}
+    : view_(view), rank_(rank), placed_(view.size(), 0), fallback_logged_(view.num_nodes()) {}
 
 int ActorPlacer::fewest(const sched::ResourceSet& need, int node, const FailedRanks& failed) const {
   const int size = view_.size();
@@ -48,9 +46,7 @@ ActorPlacer::Placed ActorPlacer::place(const sched::ResourceSet& need, const Str
 }
 
 std::string ActorPlacer::fallback_note(int node_id, int node, int target) {
-  const bool first = node >= 0 ? !std::exchange(fallback_logged_[node], 1)
-                               : unknown_logged_.insert(node_id).second;
-  if (!first) return {};
+  if (!fallback_logged_.first(node_id, node)) return {};
   return "node " + std::to_string(node_id) +
          (node < 0 ? ", which this job does not have" : ", which cannot host it") +
          "; placed on rank " + std::to_string(target) + " of node " +

@@ -7,12 +7,12 @@
 // with it; unit tests drive it directly (tests/unit/core/actor_placer_test.cpp).
 #pragma once
 
-#include <set>
 #include <string>
 #include <vector>
 
 #include "core/exec_item.hpp"
 #include "core/failed_ranks.hpp"
+#include "core/once_per_node.hpp"
 #include "sched/cluster_view.hpp"
 #include "sched/resource_set.hpp"
 
@@ -43,9 +43,8 @@ class ActorPlacer {
 
   const sched::ClusterView& view_;
   const int rank_;
-  std::vector<int> placed_;            // per rank: actors this creator placed there
-  std::vector<char> fallback_logged_;  // per node index
-  std::set<int> unknown_logged_;       // node ids this job does not have
+  std::vector<int> placed_;      // per rank: actors this creator placed there
+  OncePerNode fallback_logged_;  // a soft affinity's fallback was logged for the node
 };
 
 }  // namespace weft::core

@@ -14,7 +14,7 @@ TaskPlacer::TaskPlacer(const sched::ClusterView& view, int rank)
       slots_(view),
       load_(view.size(), 0),
       reserved_(view.size()),
-      fallback_logged_(view.num_nodes(), 0) {}
+      fallback_logged_(view.num_nodes()) {}
 
 std::optional<std::string> TaskPlacer::affinity_infeasible(const sched::ResourceSet& need,
                                                            const Strategy& st) const {
@@ -72,9 +72,7 @@ TaskPlacer::Placed TaskPlacer::place(const sched::ResourceSet& need, const Strat
 
 std::string TaskPlacer::fallback_note(const Strategy& st, int target) {
   const int n = view_.node_index(st.node);
-  const bool first =
-      n >= 0 ? !std::exchange(fallback_logged_[n], 1) : unknown_logged_.insert(st.node).second;
-  if (!first) return {};
+  if (!fallback_logged_.first(st.node, n)) return {};
   const char* why = n < 0 ? "which this job does not have" : "which has no room for it now";
   return "soft node affinity: a task asked for node " + std::to_string(st.node) + ", " + why +
          "; it runs on rank " + std::to_string(target) + " of node " +

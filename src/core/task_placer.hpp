@@ -14,13 +14,13 @@
 #pragma once
 
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/exec_item.hpp"
 #include "core/failed_ranks.hpp"
+#include "core/once_per_node.hpp"
 #include "sched/cluster_view.hpp"
 #include "sched/resource_set.hpp"
 
@@ -81,8 +81,7 @@ class TaskPlacer {
   // The last request shape found feasible: feasibility reads only the ranks' totals, which never
   // change, so a stream of tasks of one shape is checked once, not once per task.
   std::optional<sched::ResourceSet> feasible_need_;
-  std::vector<char> fallback_logged_;  // per node index: a soft affinity's fallback was logged
-  std::set<int> unknown_logged_;       // node ids this job does not have, logged already
+  OncePerNode fallback_logged_;  // a soft affinity's fallback was logged for the node
 };
 
 }  // namespace weft::core
