@@ -12,8 +12,13 @@ passes only when:
   * the soak's own answer is right (soak-result ok=1) and mpirun exited 0;
   * RSS is flat after warm-up (--warmup-s or the first quarter of the workload, whichever is
     longer): per rank, the mean private RSS (VmRSS - RssShmem) of the last quarter of the
-    samples after it is less than --rss-growth (5 %) above the mean of their first quarter. The shared part is printed beside it, not judged: shared pages
-    count once first touched, so it climbs until the store and rings have each been used once;
+    samples after it is less than --rss-growth (5 %) above the mean of their first quarter. The
+    shared part is printed beside it, not judged: shared pages count once first touched, so it
+    climbs until the store and rings have each been used once;
+  * the heap in use (malloc's bytes handed out) of every rank, at two pauses of the driver with
+    nothing running (once --quiet-at-pct of the rounds are done, and after the last), grew by
+    less than --heap-growth-kib: a leak grows it with every task, while the RSS also follows
+    the heap's high-water mark and its fragmentation;
   * the node store and the object table are back at the end: the idle samples after the
     workload equal those before it (store objects and bytes, objects_known, inline bytes).
 
@@ -76,6 +81,12 @@ def main():
                     help="rank 0's bound, when it should differ (default: --rss-growth). Rank "
                          "0's private RSS follows its heap's high-water mark: a spike of the "
                          "bytes in use raises it for good (README.md)")
+    ap.add_argument("--quiet-at-pct", type=int, default=25,
+                    help="the driver pauses with nothing running once this share of the rounds "
+                         "is done, and again after the last (0: no pauses)")
+    ap.add_argument("--heap-growth-kib", type=int, default=1280,
+                    help="bound on each rank's heap in use from the first pause to the last; "
+                         "README.md has the measurements behind the default")
     ap.add_argument("--out", default="soak", help="prefix of the .csv and .png it writes")
     ap.add_argument("--timeout-s", type=float, default=3600)
     ap.add_argument("--mpirun", default="mpirun")
@@ -102,7 +113,8 @@ def main():
             "--object-kib", str(args.object_kib), "--sample-ms", str(int(args.sample_s * 1000)),
             "--hold-ms", str(hold_ms), "--malloc-arena-max", str(args.malloc_arena_max),
             "--mmap-threshold-kib", str(args.mmap_threshold_kib),
-            "--trim-before-sample", "1" if args.trim_before_sample else "0"])
+            "--trim-before-sample", "1" if args.trim_before_sample else "0",
+            "--quiet-at-pct", str(args.quiet_at_pct)])
     print("run_soak.py:", " ".join(cmd), flush=True)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -191,8 +203,11 @@ def main():
     print(f"\n{'rank':>4} {'private RSS - timeline, first quarter':>38} {'last quarter':>13}"
           f" {'growth':>8} {'timeline, first':>16} {'last':>9} {'shared RSS, first':>18}"
           f" {'last':>9} {'heap in use, first':>19} {'last':>9}")
+    paused = [(phases["quiet-" + n], phases.get("resume-" + n, end)) for n in ("mid", "last")
+              if "quiet-" + n in phases]  # idle samples: judged below, not here
     for r in ranks:
-        xs = [x for x in rss if x[1] == r and begin + warmup <= x[0] <= end]
+        xs = [x for x in rss if x[1] == r and begin + warmup <= x[0] <= end
+              and not any(a <= x[0] <= b for a, b in paused)]
         if len(xs) < 8:
             failures.append(f"rank {r}: only {len(xs)} RSS samples after warm-up "
                             f"(run longer, or lower --warmup-s)")
@@ -216,6 +231,36 @@ def main():
             failures.append(f"rank {r}: private RSS less the timeline grew {100 * growth:.1f}% "
                             f"from the first quarter ({first:.1f} MiB) to the last "
                             f"({last:.1f} MiB), bound {100 * bound:.0f}%")
+
+    # The heap in use at the two pauses, when nothing runs: the same unless something leaks. Unlike
+    # the RSS it does not follow the heap's high-water mark or its fragmentation, only what is
+    # allocated: the last samples of each pause, once its first half has let the last messages
+    # of the round before it settle.
+    if args.quiet_at_pct > 0 and ranks and rss[0][4] >= 0:
+        pauses = {}
+        for name in ("mid", "last"):
+            q0, q1 = phases.get("quiet-" + name), phases.get("resume-" + name)
+            if q0 is None or q1 is None:
+                failures.append(f"the soak printed no quiet-{name}/resume-{name} phase lines")
+                continue
+            pauses[name] = (q0 + (q1 - q0) / 2, q1)
+        if len(pauses) == 2:
+            print(f"\n{'rank':>4} {'heap in use, first pause':>25} {'last pause':>11} "
+                  f"{'growth':>10}")
+            for r in ranks:
+                heap = {}
+                for name, (a, b) in pauses.items():
+                    xs = sorted(x[4] for x in rss if x[1] == r and a <= x[0] <= b)
+                    heap[name] = xs[len(xs) // 2] if xs else None
+                if None in heap.values():
+                    failures.append(f"rank {r}: no heap sample in a pause (lower --sample-s)")
+                    continue
+                grew = heap["last"] - heap["mid"]
+                print(f"{r:>4} {heap['mid']:>21} KiB {heap['last']:>7} KiB {grew:>6} KiB")
+                if grew > args.heap_growth_kib:
+                    failures.append(f"rank {r}: heap in use grew {grew} KiB from the first pause "
+                                    f"({heap['mid']} KiB) to the last ({heap['last']} KiB), "
+                                    f"bound {args.heap_growth_kib} KiB")
 
     # The store and the object table, idle before and idle after.
     before = [m for t, m in samples if t < begin]
@@ -275,8 +320,9 @@ def main():
         for line in log[-20:]:
             print("  | " + line)
         sys.exit(1)
-    print("\nrun_soak.py: PASS: private RSS within its bound after warm-up; store and object table back to "
-          "their starting counts")
+    print("\nrun_soak.py: PASS: private RSS within its bound after warm-up; heap in use at the last "
+          "pause within its bound of the first; store and object table back to their starting "
+          "counts")
 
 
 if __name__ == "__main__":

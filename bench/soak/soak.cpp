@@ -5,7 +5,7 @@
 // RSS flat after warm-up, and the store and the object table back to their starting counts.
 //
 //   mpirun -n 4 ./weft_soak [--tasks N] [--calls N] [--objects N] [--object-kib K]
-//                           [--batch N] [--sample-ms MS] [--hold-ms MS]
+//                           [--batch N] [--sample-ms MS] [--hold-ms MS] [--quiet-at-pct P]
 //                           [--malloc-arena-max N] [--mmap-threshold-kib K]
 //
 // Lines it prints (stdout; the runner parses them, people can read them):
@@ -16,6 +16,11 @@
 //   soak-phase begin|end                   the driver, around the workload; before "begin" and
 //                                          after "end" it holds --hold-ms with nothing running,
 //                                          so that the runner reads the idle counts
+//   soak-phase quiet-mid|resume-mid        the driver, around a --hold-ms pause with nothing
+//   soak-phase quiet-last|resume-last      running, once the first --quiet-at-pct of the rounds
+//                                          are done and once all are (the actors still alive):
+//                                          the heap in use at these two idle points is the same
+//                                          unless something leaks (run_soak.py judges it)
 //   soak-progress pct=P tasks=N calls=N objects=N seconds=S
 //   soak-result tasks=N calls=N objects=N seconds=S ok=1   (ok=0 and a reason on a wrong answer)
 #include <malloc.h>
@@ -114,8 +119,18 @@ void say(const char* what) {
   std::fflush(stdout);
 }
 
+// A pause with nothing running: every ref of the rounds so far is dropped, every result read.
+void quiet(const char* name, std::chrono::milliseconds hold) {
+  std::printf("soak-phase quiet-%s\n", name);
+  std::fflush(stdout);
+  std::this_thread::sleep_for(hold);
+  std::printf("soak-phase resume-%s\n", name);
+  std::fflush(stdout);
+}
+
 // The workload, on the driver. Returns an empty string, or what went wrong.
-std::string soak(const Counts& want, long long batch, size_t object_bytes) {
+std::string soak(const Counts& want, long long batch, size_t object_bytes,
+                 std::chrono::milliseconds hold, int quiet_at_pct) {
   const int ranks = weft::world_size();
   std::vector<weft::ActorHandle<Tally>> tallies;
   for (int i = 0; i < ranks; ++i) {
@@ -164,6 +179,11 @@ std::string soak(const Counts& want, long long batch, size_t object_bytes) {
     weft::get(calls);
     done = target;
     const int pct = static_cast<int>(100 * (r + 1) / rounds);
+    if (quiet_at_pct > 0 && 100 * r / rounds < quiet_at_pct && pct >= quiet_at_pct) {
+      refs = {};  // this round's refs go now, not at the end of the iteration
+      calls = {};
+      quiet("mid", hold);
+    }
     if (pct / 5 != last_pct / 5) {
       last_pct = pct;
       std::printf("soak-progress pct=%d tasks=%lld calls=%lld objects=%lld seconds=%.1f\n", pct,
@@ -171,6 +191,7 @@ std::string soak(const Counts& want, long long batch, size_t object_bytes) {
       std::fflush(stdout);
     }
   }
+  if (quiet_at_pct > 0) quiet("last", hold);
   for (int i = 0; i < ranks; ++i) {
     const int64_t total = tallies[i].task(&Tally::add).remote(int64_t{0}).get();
     if (total != tally_sum[i])
@@ -199,6 +220,7 @@ int main(int argc, char** argv) {
   const size_t object_bytes = static_cast<size_t>(int_flag(argc, argv, "--object-kib", 1024)) << 10;
   const auto sample = std::chrono::milliseconds(int_flag(argc, argv, "--sample-ms", 1000));
   const auto hold = std::chrono::milliseconds(int_flag(argc, argv, "--hold-ms", 3000));
+  const int quiet_at_pct = static_cast<int>(int_flag(argc, argv, "--quiet-at-pct", 0));
 
   // Two glibc malloc settings, applied before any thread starts (0: glibc's default), to see
   // how the allocator, rather than Weft, shapes the RSS (README.md has the measurements):
@@ -224,7 +246,7 @@ int main(int argc, char** argv) {
   if (!rt.is_driver()) return rt.serve();
   std::this_thread::sleep_for(hold);  // the idle counts before
   say("soak-phase begin");
-  const std::string error = soak(want, batch, object_bytes);
+  const std::string error = soak(want, batch, object_bytes, hold, quiet_at_pct);
   say("soak-phase end");
   std::this_thread::sleep_for(hold);  // the idle counts after
   if (!error.empty()) {

@@ -10,15 +10,17 @@
 // Here a free pushes the block onto one lock-free stack per size class (a CAS), and an allocation
 // takes from its own thread's list, which it refills by taking the whole shared stack at once
 // (one exchange). Nothing removes from the shared stack but that whole-stack take, so the push
-// needs no ABA guard. The shared stack keeps at most kKeep blocks (roughly: the count is reset,
-// not subtracted, by a take); the rest go to operator delete. A thread's list is freed when it
-// exits; the shared stacks are never destroyed, since blocks may be freed during exit.
+// needs no ABA guard. The shared stack keeps at most kKeep blocks, about kRecycledBytesPerList of
+// them (roughly: the count is reset, not subtracted, by a take); the rest go to operator delete.
+// A thread's list is freed when it exits; the shared stacks are never destroyed, since blocks may
+// be freed during exit.
 //
 // RecyclingAllocator (recycling_allocator.hpp) is the other shape: nodes that stay on one thread,
 // with no atomic at all. Under AddressSanitizer nothing is recycled (WEFT_RECYCLE_NODES), so a
 // use of a freed block is still caught.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <new>
@@ -30,7 +32,7 @@ namespace weft {
 template <size_t kBlock>
 class HandoffPool {
  public:
-  static constexpr size_t kKeep = 4096;
+  static constexpr size_t kKeep = std::max<size_t>(64, kRecycledBytesPerList / kBlock);
   static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
   static_assert(kBlock >= sizeof(void*) && kBlock % alignof(std::max_align_t) == 0);
 
@@ -67,8 +69,8 @@ class HandoffPool {
       Node* h = head.load(std::memory_order_relaxed);
       do {
         n->next = h;
-      } while (!head.compare_exchange_weak(h, n, std::memory_order_release,
-                                           std::memory_order_relaxed));
+      } while (
+          !head.compare_exchange_weak(h, n, std::memory_order_release, std::memory_order_relaxed));
       count.fetch_add(1, std::memory_order_relaxed);
       return true;
     }

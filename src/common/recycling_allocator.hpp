@@ -7,11 +7,13 @@
 // is freed; glibc's per-thread cache keeps only 7 of a size, so the rest went through malloc's
 // slow paths (`_int_malloc`, `_int_free`: about 200 instructions each in callgrind). A node freed
 // on another thread than the one that allocated it lands in that thread's list: memory is
-// memory. Each list keeps at most kKeep nodes (the rest are freed), and a thread's lists are
-// freed when it exits. Arrays (n > 1, a hash table's buckets) go straight to operator new.
+// memory. Each list keeps at most kKeep nodes, about kRecycledBytesPerList of them (the rest are
+// freed), and a thread's lists are freed when it exits. Arrays (n > 1, a hash table's buckets) go
+// straight to operator new.
 // Under AddressSanitizer nothing is recycled, so that a use of a freed node is still caught.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <new>
 #include <vector>
@@ -29,11 +31,20 @@ namespace weft {
 #define WEFT_RECYCLE_NODES 1
 #endif
 
+// What one list of recycled blocks keeps at most (here and in handoff_pool.hpp), in bytes. Kept
+// blocks count as the heap's bytes in use and stay resident: a list fills to its bound after the
+// first burst larger than it and stays full for the life of its thread, so the bound is memory
+// every rank holds. At 4,096 blocks a list, whatever the size, the soak's heap in use at idle
+// was about 19 MiB larger on rank 0 and 4 MiB on its workers than with 64 (bench/soak/README.md).
+// At 512 KiB a list still covers a burst of a thousand tasks (1,024 blocks of the 512-byte class
+// of `PendingCall` and `ExecItem`); at 256 KiB such a burst costs 2.5 % more instructions.
+inline constexpr size_t kRecycledBytesPerList = 512 << 10;
+
 template <class T>
 class RecyclingAllocator {
  public:
   using value_type = T;
-  static constexpr size_t kKeep = 4096;
+  static constexpr size_t kKeep = std::max<size_t>(64, kRecycledBytesPerList / sizeof(T));
   static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
 
   RecyclingAllocator() = default;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -56,6 +57,22 @@ TEST(HandoffPool, TheSharedStackKeepsAtMostItsBoundAndFreesTheRest) {
     EXPECT_EQ(P::shared_count(), 0u);
     for (void* b : again) P::deallocate(b);
   });
+}
+
+// Kept blocks are memory the rank holds for good: every list's bound is a byte budget, and a
+// burst of a thousand tasks' 512-byte blocks (PendingCall, ExecItem) still fits one list.
+TEST(HandoffPool, EachListKeepsAboutItsByteBudget) {
+  EXPECT_LE(HandoffPool<1024>::kKeep * 1024, kRecycledBytesPerList);
+  EXPECT_LE(HandoffPool<512>::kKeep * 512, kRecycledBytesPerList);
+  EXPECT_GE(HandoffPool<512>::kKeep, 1000u);
+  EXPECT_GE(HandoffPool<64>::kKeep * 64, kRecycledBytesPerList / 2);
+  struct Big {
+    char bytes[16384];
+  };
+  EXPECT_EQ(RecyclingAllocator<Big>::kKeep, 64u);  // a floor of 64, for the largest nodes
+  using Node480 = std::array<char, 480>;  // the loop's in-flight map node is about this size
+  EXPECT_LE(RecyclingAllocator<Node480>::kKeep * 480, kRecycledBytesPerList);
+  EXPECT_GE(RecyclingAllocator<Node480>::kKeep, 1000u);
 }
 
 TEST(HandoffPool, SizesShareABlockOnlyWithinTheirClass) {
