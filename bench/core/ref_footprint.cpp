@@ -6,7 +6,7 @@
 //   task results, pending    right after N submissions of a task returning an int
 //   task results, finished   once every result arrived
 // Heap bytes per ref are split into the value's own bytes (4) and the rest (control state:
-// ObjectState, shared_ptr control blocks, the object table's node, the inline payload holder
+// ObjectState, shared_ptr control blocks, the object table's slots, the inline payload holder
 // and its vector's allocation). Bytes in the node store (values moved there past
 // inline_owner_limit) are reported apart. The ref handles' own vector is allocated before the
 // baseline, so only the runtime's state is counted. A breakdown by component, each measured by
@@ -22,10 +22,12 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <vector>
 #include <weft/weft.hpp>
 
 #include "bench_util.hpp"
+#include "common/handoff_pool.hpp"
+#include "common/open_hash_map.hpp"
 
 using weft::bench::Clock;
 using weft::bench::seconds_since;
@@ -158,28 +160,35 @@ int main(int argc, char** argv) {
   {
     using weft::detail::ObjectState;
     const size_t k = std::min<size_t>(n, 200000);
+    // The runtime's own shapes: a state and its control block in one recycled block
+    // (core::new_state), and the object table's 64 shards of open-addressing slots, at most half
+    // full, so their bytes per entry move between 1 and 2 slots with N (measured at N itself).
     const double state = per_object<std::shared_ptr<ObjectState>>(k, [](size_t i) {
-      return std::make_shared<ObjectState>(weft::ObjectId{0, 0, i});
+      return std::allocate_shared<ObjectState>(weft::HandoffAllocator<ObjectState>(),
+                                               weft::ObjectId{0, 0, i});
     });
     const double plain = per_object<std::shared_ptr<const weft::detail::Payload>>(k, [](size_t) {
       return std::make_shared<weft::detail::InlinePayload>(std::vector<char>(sizeof(int)));
     });
-    std::unordered_map<weft::ObjectId, std::weak_ptr<ObjectState>> map;
+    constexpr size_t kShards = 64;  // as core/object_table.hpp
+    std::vector<weft::OpenHashMap<weft::ObjectId, std::weak_ptr<ObjectState>>> shards(kShards);
     const Mem m0 = sample();
-    for (size_t i = 0; i < k; ++i)
-      map.emplace(weft::ObjectId{0, 0, i}, std::weak_ptr<ObjectState>());
-    const double node = (sample().heap - m0.heap) / double(k);
+    for (size_t i = 0; i < n; ++i) {
+      const weft::ObjectId id{0, 0, i};
+      shards[std::hash<weft::ObjectId>{}(id) % kShards].try_emplace(id);
+    }
+    const double node = (sample().heap - m0.heap) / double(n);
     std::printf(
         "\nwhere the bytes go (heap per object, %zu allocated alone):\n"
         "  ObjectState + shared_ptr control block  %6.1f B  (sizeof ObjectState %zu, ErrorInfo "
         "%zu)\n"
-        "  object table node + bucket               %6.1f B\n"
+        "  object table slots (N entries)           %6.1f B  (%zu B a slot)\n"
         "  owned inline payload (the rest of put)   %6.1f B  (value in place up to 24 B)\n"
         "  for scale: InlinePayload + 4-B vector    %6.1f B  (sizeof InlinePayload %zu)\n"
         "  ref handle held by the caller            %6zu B  (not counted above)\n",
         k, state, sizeof(ObjectState), sizeof(weft::detail::ErrorInfo), node,
-        put_heap - state - node, plain, sizeof(weft::detail::InlinePayload),
-        sizeof(weft::ObjectRef<int>));
+        sizeof(weft::ObjectId) + sizeof(std::weak_ptr<ObjectState>), put_heap - state - node, plain,
+        sizeof(weft::detail::InlinePayload), sizeof(weft::ObjectRef<int>));
   }
 
   std::printf("\n%-44s %12s %-5s %-16s %12s %8s\n", "benchmark", "weft", "unit", "baseline",

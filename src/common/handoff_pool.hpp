@@ -34,7 +34,8 @@ class HandoffPool {
  public:
   static constexpr size_t kKeep = std::max<size_t>(64, kRecycledBytesPerList / kBlock);
   static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
-  static_assert(kBlock >= sizeof(void*) && kBlock % alignof(std::max_align_t) == 0);
+  // Each block is its own operator new allocation, aligned for any object that fits in it.
+  static_assert(kBlock >= sizeof(void*) && kBlock % alignof(void*) == 0);
 
   static void* allocate() {
     if constexpr (kRecycles) {
@@ -104,20 +105,30 @@ class HandoffPool {
   static inline thread_local bool gone_ = false;
 };
 
-// Size classes for objects of any size: 64 to 1024 bytes; larger ones use operator new.
+// Size classes for objects of any size: 64 to 1024 bytes; larger ones use operator new. A block
+// is the class's size whatever the object's, so the classes are close where the runtime's
+// objects are: an ExecItem (304 bytes) took a 512-byte block when 256 and 512 were neighbours.
 inline void* handoff_allocate(size_t n) {
   if (n <= 64) return HandoffPool<64>::allocate();
   if (n <= 128) return HandoffPool<128>::allocate();
+  if (n <= 192) return HandoffPool<192>::allocate();
   if (n <= 256) return HandoffPool<256>::allocate();
+  if (n <= 320) return HandoffPool<320>::allocate();
+  if (n <= 384) return HandoffPool<384>::allocate();
   if (n <= 512) return HandoffPool<512>::allocate();
+  if (n <= 768) return HandoffPool<768>::allocate();
   if (n <= 1024) return HandoffPool<1024>::allocate();
   return ::operator new(n);
 }
 inline void handoff_deallocate(void* p, size_t n) noexcept {
   if (n <= 64) return HandoffPool<64>::deallocate(p);
   if (n <= 128) return HandoffPool<128>::deallocate(p);
+  if (n <= 192) return HandoffPool<192>::deallocate(p);
   if (n <= 256) return HandoffPool<256>::deallocate(p);
+  if (n <= 320) return HandoffPool<320>::deallocate(p);
+  if (n <= 384) return HandoffPool<384>::deallocate(p);
   if (n <= 512) return HandoffPool<512>::deallocate(p);
+  if (n <= 768) return HandoffPool<768>::deallocate(p);
   if (n <= 1024) return HandoffPool<1024>::deallocate(p);
   ::operator delete(p);
 }
@@ -130,8 +141,10 @@ struct HandoffAllocated {
   static void operator delete(void* p, size_t n) noexcept { handoff_deallocate(p, n); }
 };
 
-// The same blocks as a standard allocator, for std::allocate_shared (an ObjectState and its
-// control block in one block). Arrays go to operator new.
+// Recycled blocks as a standard allocator, for std::allocate_shared (an ObjectState and its
+// control block in one block). The type's size is known here, so its blocks are a pool of their
+// own, of that size rounded to 8 bytes: one per live ref, and a size class would round an
+// ObjectState's 72 bytes up to 128 (ref_footprint.cpp). Arrays go to operator new.
 template <class T>
 class HandoffAllocator {
  public:
@@ -141,11 +154,11 @@ class HandoffAllocator {
   HandoffAllocator(const HandoffAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
   T* allocate(size_t n) {
     static_assert(alignof(T) <= alignof(std::max_align_t));
-    return static_cast<T*>(n == 1 ? handoff_allocate(sizeof(T)) : ::operator new(n * sizeof(T)));
+    return static_cast<T*>(n == 1 ? Pool::allocate() : ::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept {
     if (n == 1)
-      handoff_deallocate(p, sizeof(T));
+      Pool::deallocate(p);
     else
       ::operator delete(p);
   }
@@ -153,6 +166,9 @@ class HandoffAllocator {
   bool operator==(const HandoffAllocator<U>&) const {
     return true;
   }
+
+ private:
+  using Pool = HandoffPool<(sizeof(T) + 7) / 8 * 8>;
 };
 
 }  // namespace weft

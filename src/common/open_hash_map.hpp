@@ -14,6 +14,9 @@
 //   key of one map.
 // - Erase moves later entries of the same probe run back into the gap (backward shift), so there
 //   are no tombstones and lookups never slow down with churn.
+// - A slot whose key is the value-initialised K{} is empty: that key is never stored (the object
+//   table's ids start at owner 0; ObjectId{} is invalid). A flag beside the key would cost 8
+//   bytes a slot with its padding, a fifth of the object table's slots (ref_footprint.cpp).
 //
 // Unlike a node-based map, an insert or an erase moves entries: a pointer or reference into the
 // map is good only until its next change. Not thread-safe: its users lock.
@@ -24,6 +27,8 @@
 #include <functional>
 #include <utility>
 #include <vector>
+
+#include "common/check.hpp"
 
 namespace weft {
 
@@ -39,18 +44,20 @@ class OpenHashMap {
     if (size_ == 0) return nullptr;
     for (size_t i = home(k);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) return nullptr;
+      if (!used(s)) return nullptr;
       if (Eq{}(s.key, k)) return &s.value;
     }
   }
 
-  // The value for `k`, value-initialised first when absent (`*inserted` tells which).
+  // The value for `k`, value-initialised first when absent (`*inserted` tells which). `k` must
+  // not be K{}, the empty slots' key.
   V& try_emplace(const K& k, bool* inserted = nullptr) {
+    WEFT_CHECK(!Eq{}(k, K{})) << "OpenHashMap: the value-initialised key marks empty slots";
     if ((size_ + 1) * 2 > slots_.size()) grow();
     size_t i = home(k);
     for (;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) break;
+      if (!used(s)) break;
       if (Eq{}(s.key, k)) {
         if (inserted) *inserted = false;
         return s.value;
@@ -58,7 +65,6 @@ class OpenHashMap {
     }
     Slot& s = slots_[i];  // an unused slot holds a value-initialised V (erase_at resets it)
     s.key = k;
-    s.used = true;
     ++size_;
     if (inserted) *inserted = true;
     return s.value;
@@ -70,7 +76,7 @@ class OpenHashMap {
     if (size_ == 0) return false;
     for (size_t i = home(k);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) return false;
+      if (!used(s)) return false;
       if (Eq{}(s.key, k)) {
         if (!pred(s.value)) return false;
         erase_at(i);
@@ -86,15 +92,15 @@ class OpenHashMap {
   template <class F>
   void for_each(F f) {
     for (Slot& s : slots_)
-      if (s.used) f(static_cast<const K&>(s.key), s.value);
+      if (used(s)) f(static_cast<const K&>(s.key), s.value);
   }
 
  private:
   struct Slot {
-    K key{};
+    K key{};  // K{}: empty
     V value{};
-    bool used = false;
   };
+  static bool used(const Slot& s) { return !Eq{}(s.key, K{}); }
 
   size_t home(const K& k) const {
     return static_cast<size_t>((uint64_t(Hash{}(k)) * 0x9e3779b97f4a7c15ull) >> shift_);
@@ -107,19 +113,18 @@ class OpenHashMap {
     mask_ = cap - 1;
     shift_ = 64 - __builtin_ctzll(cap);
     for (Slot& o : old) {
-      if (!o.used) continue;
+      if (!used(o)) continue;
       size_t i = home(o.key);
-      while (slots_[i].used) i = (i + 1) & mask_;
+      while (used(slots_[i])) i = (i + 1) & mask_;
       slots_[i].key = o.key;
       slots_[i].value = std::move(o.value);
-      slots_[i].used = true;
     }
   }
 
   // Empties slot `hole` and moves back each later entry of its run whose home is not in the
   // cyclic range (hole, j]: those were probed past the hole and would no longer be found.
   void erase_at(size_t hole) {
-    for (size_t j = (hole + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+    for (size_t j = (hole + 1) & mask_; used(slots_[j]); j = (j + 1) & mask_) {
       const size_t h = home(slots_[j].key);
       const bool stays = hole < j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (stays) continue;
@@ -129,7 +134,6 @@ class OpenHashMap {
     }
     slots_[hole].value = V();
     slots_[hole].key = K{};
-    slots_[hole].used = false;
     --size_;
   }
 

@@ -24,7 +24,7 @@ void agrees_with_unordered_map(uint32_t seed, int ops, uint64_t keys) {
   std::unordered_map<uint64_t, std::string> ref;
   std::mt19937 rng(seed);
   for (int op = 0; op < ops; ++op) {
-    const uint64_t k = rng() % keys;
+    const uint64_t k = 1 + rng() % keys;  // 0, the value-initialised key, marks empty slots
     switch (rng() % 4) {
       case 0:
       case 1: {
@@ -78,6 +78,14 @@ TEST(OpenHashMap, EraseIfKeepsAnEntryItsPredicateRefuses) {
   EXPECT_EQ(m.find(7), nullptr);
   EXPECT_TRUE(w.expired());  // an erased slot lets go of its value
   EXPECT_TRUE(m.empty());
+}
+
+TEST(OpenHashMap, RefusesTheKeyThatMarksEmptySlots) {
+  OpenHashMap<int, int> m;
+  EXPECT_DEATH(m.try_emplace(0), "the value-initialised key marks empty slots");
+  m.try_emplace(-1) = 1;  // any other key is an entry
+  EXPECT_EQ(*m.find(-1), 1);
+  EXPECT_EQ(m.find(0), nullptr);
 }
 
 }  // namespace
