@@ -9,10 +9,12 @@
 //                           [--malloc-arena-max N] [--mmap-threshold-kib K]
 //
 // Lines it prints (stdout; the runner parses them, people can read them):
-//   soak-rss rank=R rss_kb=N shmem_kb=N heap_kb=N
+//   soak-rss rank=R rss_kb=N shmem_kb=N heap_kb=N timeline_kb=N recycled_kb=N
 //                                          every --sample-ms, on every rank: the RSS, its shared
-//                                          part (store segment, rings) and what malloc has handed
-//                                          out (-1 without glibc)
+//                                          part (store segment, rings), what malloc has handed
+//                                          out (-1 without glibc), the timeline rings' touched
+//                                          bytes, and the part of the heap that Weft's recycled-
+//                                          block lists keep for reuse (recycled_bytes.hpp)
 //   soak-phase begin|end                   the driver, around the workload; before "begin" and
 //                                          after "end" it holds --hold-ms with nothing running,
 //                                          so that the runner reads the idle counts
@@ -36,6 +38,7 @@
 #include <weft/weft.hpp>
 
 #include "../core/bench_util.hpp"
+#include "common/recycled_bytes.hpp"
 #include "common/timeline.hpp"
 
 namespace {
@@ -91,9 +94,11 @@ class RssSampler {
             // queued work) go back first, so the RSS read is memory something still holds.
             if (trim) malloc_trim(0);
             const Rss r = rss_now();
-            std::printf("soak-rss rank=%d rss_kb=%ld shmem_kb=%ld heap_kb=%ld timeline_kb=%zu\n",
-                        rank, r.total_kb, r.shmem_kb, heap_in_use_kb(),
-                        weft::timeline::touched_bytes() / 1024);
+            std::printf(
+                "soak-rss rank=%d rss_kb=%ld shmem_kb=%ld heap_kb=%ld timeline_kb=%zu "
+                "recycled_kb=%zu\n",
+                rank, r.total_kb, r.shmem_kb, heap_in_use_kb(),
+                weft::timeline::touched_bytes() / 1024, weft::recycled_bytes() / 1024);
             std::fflush(stdout);
             for (auto t = period; t.count() > 0 && !stop_.load();
                  t -= std::chrono::milliseconds(10))

@@ -11,7 +11,7 @@
 // takes from its own thread's list, which it refills by taking the whole shared stack at once
 // (one exchange). Nothing removes from the shared stack but that whole-stack take, so the push
 // needs no ABA guard. The shared stack keeps at most kKeep blocks, about kRecycledBytesPerList of
-// them (roughly: the count is reset, not subtracted, by a take); the rest go to operator delete.
+// them (roughly: a take moves the count, pushes race it); the rest go to operator delete.
 // A thread's list is freed when it exits; the shared stacks are never destroyed, since blocks may
 // be freed during exit.
 //
@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <new>
 
+#include "common/recycled_bytes.hpp"
 #include "common/recycling_allocator.hpp"  // WEFT_RECYCLE_NODES
 
 namespace weft {
@@ -40,9 +41,10 @@ class HandoffPool {
   static void* allocate() {
     if constexpr (kRecycles) {
       if (Local* l = local()) {
-        if (!l->head) l->head = shared().take_all();
+        if (!l->head) l->head = shared().take_all(&l->kept);
         if (Node* n = l->head) {
           l->head = n->next;
+          l->kept.add(-static_cast<int64_t>(kBlock));
           return n;
         }
       }
@@ -56,34 +58,39 @@ class HandoffPool {
     ::operator delete(p);
   }
   // Blocks waiting in the shared stack (approximate while other threads push; for tests).
-  static size_t shared_count() { return shared().count.load(std::memory_order_relaxed); }
+  static size_t shared_count() { return static_cast<size_t>(shared().kept.get()) / kBlock; }
 
  private:
   struct Node {
     Node* next;
   };
+  // Bytes kept are counted where they are (recycled_bytes.hpp): kBlock per push on the shared
+  // stack's counter; a take moves the stack's count to the taker's list, whose pops subtract.
+  // A push between a take's two exchanges is counted at the taker while its block waits on the
+  // stack: the next taker's count comes out that much short, and the sum stays exact.
   struct Shared {
     std::atomic<Node*> head{nullptr};
-    std::atomic<size_t> count{0};
+    RecycledCounter kept;
     bool push(Node* n) {
-      if (count.load(std::memory_order_relaxed) >= kKeep) return false;
+      if (kept.get() >= static_cast<int64_t>(kKeep * kBlock)) return false;
       Node* h = head.load(std::memory_order_relaxed);
       do {
         n->next = h;
       } while (
           !head.compare_exchange_weak(h, n, std::memory_order_release, std::memory_order_relaxed));
-      count.fetch_add(1, std::memory_order_relaxed);
+      kept.add_shared(static_cast<int64_t>(kBlock));
       return true;
     }
-    Node* take_all() {
+    Node* take_all(RecycledCounter* to) {
       if (!head.load(std::memory_order_relaxed)) return nullptr;
       Node* h = head.exchange(nullptr, std::memory_order_acquire);
-      count.store(0, std::memory_order_relaxed);
+      to->add(kept.take());
       return h;
     }
   };
   struct Local {
     Node* head = nullptr;
+    RecycledCounter kept;
     ~Local() {
       gone_ = true;
       while (Node* n = head) {

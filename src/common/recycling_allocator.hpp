@@ -18,6 +18,8 @@
 #include <new>
 #include <vector>
 
+#include "common/recycled_bytes.hpp"
+
 namespace weft {
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -55,6 +57,7 @@ class RecyclingAllocator {
     if (List* l = kRecycles && n == 1 ? list() : nullptr; l && !l->nodes.empty()) {
       void* p = l->nodes.back();
       l->nodes.pop_back();
+      l->kept.add(-static_cast<int64_t>(sizeof(T)));
       return static_cast<T*>(p);
     }
     return static_cast<T*>(::operator new(n * sizeof(T)));
@@ -63,6 +66,7 @@ class RecyclingAllocator {
     if (List* l = kRecycles && n == 1 ? list() : nullptr; l && l->nodes.size() < kKeep) {
       try {
         l->nodes.push_back(p);
+        l->kept.add(static_cast<int64_t>(sizeof(T)));
         return;
       } catch (...) {  // no room for the pointer: free the node instead
       }
@@ -85,6 +89,7 @@ class RecyclingAllocator {
                 "RecyclingAllocator serves types of the default alignment only");
   struct List {
     std::vector<void*> nodes;
+    RecycledCounter kept;  // bytes in `nodes`, for recycled_bytes()
     List() { nodes.reserve(64); }
     ~List() {
       gone_ = true;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/move_only_function.hpp"
+#include "common/recycled_bytes.hpp"
 
 namespace weft {
 namespace {
@@ -73,6 +74,44 @@ TEST(HandoffPool, EachListKeepsAboutItsByteBudget) {
   using Node480 = std::array<char, 480>;  // the loop's in-flight map node is about this size
   EXPECT_LE(RecyclingAllocator<Node480>::kKeep * 480, kRecycledBytesPerList);
   EXPECT_GE(RecyclingAllocator<Node480>::kKeep, 1000u);
+}
+
+// recycled_bytes() counts every kept block once, wherever it waits: on the shared stack, in the
+// list of the thread that took it, or in a RecyclingAllocator's list; a thread's lists leave the
+// count when it exits. Only this test touches these two types, so the deltas are its own.
+TEST(HandoffPool, RecycledBytesCountEveryKeptBlockWhereverItWaits) {
+  using P = HandoffPool<4096>;  // a size no size class and no other test uses
+  struct Big {
+    char bytes[2000];
+  };
+  using A = RecyclingAllocator<Big>;
+  if (!P::kRecycles) GTEST_SKIP() << "AddressSanitizer build: no recycling";
+  const size_t start = recycled_bytes();
+  on_fresh_thread([&] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 10; ++i) blocks.push_back(P::allocate());
+    std::thread t([&] {
+      for (void* b : blocks) P::deallocate(b);  // onto the shared stack
+    });
+    t.join();
+    EXPECT_EQ(recycled_bytes(), start + 10 * 4096);
+    void* one = P::allocate();  // takes the stack into this thread's list, then one block
+    EXPECT_EQ(P::shared_count(), 0u);
+    EXPECT_EQ(recycled_bytes(), start + 9 * 4096);
+    P::deallocate(one);
+    EXPECT_EQ(recycled_bytes(), start + 10 * 4096);
+
+    A alloc;
+    Big* b = alloc.allocate(1);
+    alloc.deallocate(b, 1);
+    EXPECT_EQ(recycled_bytes(), start + 10 * 4096 + sizeof(Big));
+  });
+  // That thread's lists went with it (9 blocks and the Big); the shared stack keeps the one it
+  // freed last, and a thread that takes it and frees it again puts it back there.
+  EXPECT_EQ(recycled_bytes(), start + 4096);
+  on_fresh_thread([] { P::deallocate(P::allocate()); });
+  EXPECT_EQ(recycled_bytes(), start + 4096);
+  EXPECT_EQ(P::shared_count(), 1u);
 }
 
 TEST(HandoffPool, SizesShareABlockOnlyWithinTheirClass) {
