@@ -86,8 +86,9 @@ def main():
                     help="the driver pauses with nothing running once this share of the rounds "
                          "is done, and again after the last (0: no pauses)")
     ap.add_argument("--heap-growth-kib", type=int, default=512,
-                    help="bound on each rank's heap in use from the first pause to the last; "
-                         "README.md has the measurements behind the default")
+                    help="bound on each rank's heap in use, less what the recycled-block lists "
+                         "keep, from the first pause to the last; README.md has the measurements "
+                         "behind the default")
     ap.add_argument("--out", default="soak", help="prefix of the .csv and .png it writes")
     ap.add_argument("--timeout-s", type=float, default=3600)
     ap.add_argument("--mpirun", default="mpirun")

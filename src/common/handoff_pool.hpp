@@ -16,7 +16,7 @@
 // be freed during exit.
 //
 // RecyclingAllocator (recycling_allocator.hpp) is the other shape: nodes that stay on one thread,
-// with no atomic at all. Under AddressSanitizer nothing is recycled (WEFT_RECYCLE_NODES), so a
+// with no atomic read-modify-write at all. Under AddressSanitizer nothing is recycled (WEFT_RECYCLE_NODES), so a
 // use of a freed block is still caught.
 #pragma once
 

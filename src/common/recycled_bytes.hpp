@@ -3,8 +3,9 @@
 //
 // Why: a kept block counts in malloc's bytes in use and stays resident, yet serves no object. A
 // list fills after the first burst that overflows it and stays full, so the heap in use of a
-// rank that runs the same work again moves with which lists happen to be full (the one-minute
-// soak saw 1.5 MiB of it on rank 0). A leak check subtracts this figure (bench/soak).
+// rank that runs the same work again moves with which lists happen to be full (by up to 1.8 MiB
+// between two idle moments of the one-minute soak). A leak check subtracts this figure
+// (bench/soak).
 //
 // Each list owns a RecycledCounter that only its thread writes: a relaxed load and store, no
 // read-modify-write, on the paths that keep or take a block. Readers sum every live counter
