@@ -206,11 +206,13 @@ def main():
     print(f"\n{'rank':>4} {'private RSS - timeline, first quarter':>38} {'last quarter':>13}"
           f" {'growth':>8} {'timeline, first':>16} {'last':>9} {'shared RSS, first':>18}"
           f" {'last':>9} {'heap in use, first':>19} {'last':>9}")
-    paused = [(phases["quiet-" + n], phases.get("resume-" + n, end)) for n in ("mid", "last")
-              if "quiet-" + n in phases]  # idle samples: judged below, not here
+    # The driver's pauses with nothing running (quiet-X .. resume-X): judged by the heap below,
+    # left out of the RSS windows here.
+    pauses = {n: (phases["quiet-" + n], phases["resume-" + n]) for n in ("mid", "last")
+              if "quiet-" + n in phases and "resume-" + n in phases}
     for r in ranks:
         xs = [x for x in rss if x[1] == r and begin + warmup <= x[0] <= end
-              and not any(a <= x[0] <= b for a, b in paused)]
+              and not any(a <= x[0] <= b for a, b in pauses.values())]
         if len(xs) < 8:
             failures.append(f"rank {r}: only {len(xs)} RSS samples after warm-up "
                             f"(run longer, or lower --warmup-s)")
@@ -241,20 +243,17 @@ def main():
     # out, not which of them a run's history left full either. The samples are those of each
     # pause's second half, once the last messages of the round before it have settled.
     if args.quiet_at_pct > 0 and ranks and rss[0][4] >= 0:
-        pauses = {}
         for name in ("mid", "last"):
-            q0, q1 = phases.get("quiet-" + name), phases.get("resume-" + name)
-            if q0 is None or q1 is None:
+            if name not in pauses:
                 failures.append(f"the soak printed no quiet-{name}/resume-{name} phase lines")
-                continue
-            pauses[name] = (q0 + (q1 - q0) / 2, q1)
         if len(pauses) == 2:
             print(f"\n{'rank':>4} {'heap in use - recycled, first pause':>36} {'last pause':>11} "
                   f"{'growth':>10} {'recycled, first':>16} {'last':>9}")
             for r in ranks:
                 heap, kept = {}, {}
-                for name, (a, b) in pauses.items():
-                    xs = sorted((x[4] - x[6], x[6]) for x in rss if x[1] == r and a <= x[0] <= b)
+                for name, (q0, q1) in pauses.items():
+                    a = q0 + (q1 - q0) / 2  # the pause's second half
+                    xs = sorted((x[4] - x[6], x[6]) for x in rss if x[1] == r and a <= x[0] <= q1)
                     heap[name], kept[name] = xs[len(xs) // 2] if xs else (None, None)
                 if None in heap.values():
                     failures.append(f"rank {r}: no heap sample in a pause (lower --sample-s)")
