@@ -33,7 +33,7 @@ namespace weft {
 template <size_t kBlock>
 class HandoffPool {
  public:
-  static constexpr size_t kKeep = std::max<size_t>(64, kRecycledBytesPerList / kBlock);
+  static constexpr size_t kKeep = recycled_blocks_kept(kBlock);
   static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
   // Each block is its own operator new allocation, aligned for any object that fits in it.
   static_assert(kBlock >= sizeof(void*) && kBlock % alignof(void*) == 0);

@@ -42,11 +42,16 @@ namespace weft {
 // of `PendingCall` and `ExecItem`); at 256 KiB such a burst costs 2.5 % more instructions.
 inline constexpr size_t kRecycledBytesPerList = 512 << 10;
 
+// The blocks of `block` bytes one list keeps: its byte budget, but never fewer than 64.
+constexpr size_t recycled_blocks_kept(size_t block) {
+  return std::max<size_t>(64, kRecycledBytesPerList / block);
+}
+
 template <class T>
 class RecyclingAllocator {
  public:
   using value_type = T;
-  static constexpr size_t kKeep = std::max<size_t>(64, kRecycledBytesPerList / sizeof(T));
+  static constexpr size_t kKeep = recycled_blocks_kept(sizeof(T));
   static constexpr bool kRecycles = WEFT_RECYCLE_NODES != 0;
 
   RecyclingAllocator() = default;
