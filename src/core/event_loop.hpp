@@ -121,8 +121,9 @@ struct CallerSeq {
   std::map<uint64_t, std::unique_ptr<PendingCall>> early;  // ready before an earlier position
 };
 
-// What a task's owner keeps while the task may still be retried (task_retry.cpp).
-struct RetrySpec {
+// What a task's owner keeps while the task may still be retried (task_retry.cpp). Made and freed
+// by the loop; from recycled blocks (HandoffAllocated), one per task sent to another rank.
+struct RetrySpec : HandoffAllocated {
   ExecItem item;            // as sent: the arguments and the refs they hold
   int left = 0;             // retries left; -1: without limit
   bool exceptions = false;  // retry_exceptions
@@ -138,7 +139,9 @@ struct InFlight {
   int rank;
   bool reserved;
   sched::ResourceSet need;
-  std::optional<RetrySpec> retry;
+  // Null when the task cannot be retried, as for every task run on this rank (keep_for_retry):
+  // held inline, the spec's ExecItem made each in-flight entry about 330 bytes larger.
+  std::unique_ptr<RetrySpec> retry;
   uint64_t fn_id = 0;  // what it runs, and TaskOptions::name: for errors (describe_producer)
   std::string name;
 };

@@ -25,7 +25,8 @@ std::string RetrySpec::attempts_text() const {
 RetrySpec* EventLoop::keep_for_retry(const PendingCall& call, InFlight& flight, int target) {
   const bool system = call.max_retries != 0 && target != rank_;  // a local rank dies with us
   if (!system && !(call.retry_exceptions && call.max_retries != 0)) return nullptr;
-  RetrySpec& spec = flight.retry.emplace();
+  flight.retry = std::make_unique<RetrySpec>();
+  RetrySpec& spec = *flight.retry;
   spec.left = call.max_retries;
   spec.exceptions = call.retry_exceptions;
   spec.rank = target;
