@@ -14,6 +14,7 @@
 #include "core/invoke.hpp"
 #include "core/object_store_client.hpp"
 #include "core/state_gather.hpp"
+#include "common/recycled_bytes.hpp"
 #include "common/timeline.hpp"
 #include "weft/detail/registry.hpp"
 
@@ -294,7 +295,7 @@ nlohmann::json EventLoop::job_snapshot(uint8_t want) {
   json m = {{"messages_sent", ts.messages_sent},     {"messages_delivered", ts.messages_delivered},
             {"queued_messages", ts.queued_messages}, {"mpi_bulk_bytes", ts.mpi_bulk_bytes},
             {"actors_hosted", actors_.size()},       {"inline_owned_bytes", inline_budget().used()},
-            {"objects_known", objects_.size()}};
+            {"objects_known", objects_.size()},      {"recycled_bytes", recycled_bytes()}};
   if (ObjectStoreClient* c = store_client()) {
     const store::StoreStats st = c->store().stats();
     m["store"] = {{"node", topo_.node},

@@ -126,6 +126,7 @@ print(len(fams), "families,", sum(len(f.samples) for f in fams.values()), "sampl
 PY
 expect_in "$M/metrics.txt" '^weft_tasks_infeasible_total\{rank="0"\} 1$' "metrics: one infeasible task"
 expect_in "$M/metrics.txt" '^weft_ranks\{state="alive"\} 4$' "metrics: 4 ranks alive"
+expect_in "$M/metrics.txt" '^weft_recycled_bytes\{rank="3"\} [0-9]+$' "metrics: the blocks rank 3 keeps for reuse"
 
 for k in wrong_token malformed oversize bad_version unknown_command silent; do
   want="$k"; [ "$k" = wrong_token ] && want=bad_token; [ "$k" = silent ] && want=timeout

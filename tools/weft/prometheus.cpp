@@ -117,6 +117,9 @@ std::string prometheus_text(const json& j) {
        "Bytes the rank read from peers with the MPI transfer path.", "mpi_bulk_bytes");
   each(per_rank, "weft_inline_owned_bytes", "gauge", "Bytes of small values the rank owns in its heap.",
        "inline_owned_bytes");
+  each(per_rank, "weft_recycled_bytes", "gauge",
+       "Freed blocks the rank keeps for reuse, in bytes: heap in use, bounded per list.",
+       "recycled_bytes");
   // The node stores, once per node (every rank of a node reports the same one).
   std::map<int, json> stores;
   for (const auto& m : per_rank)
