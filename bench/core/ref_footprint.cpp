@@ -3,7 +3,11 @@
 // measures the allocator's bytes in use (mallinfo2, all arenas) and the process RSS
 // (/proc/self/statm) before and after, for:
 //   put(int)                 small values owned inline by the driver
-//   task results, pending    right after N submissions of a task returning an int
+//   task results, pending    right after N submissions of a task returning an int (a mix of
+//                            calls the loop has not taken yet and calls it queued: timing decides)
+//   task results, queued     N submitted while one task holds the rank's only CPU slot, sampled
+//                            once the heap stops moving: every task has its in-flight entry and
+//                            waits at the gate (deterministic; the bench sets WEFT_NUM_CPUS=1)
 //   task results, finished   once every result arrived
 // Heap bytes per ref are split into the value's own bytes (4) and the rest (control state:
 // ObjectState, shared_ptr control blocks, the object table's slots, the inline payload holder
@@ -16,6 +20,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +41,14 @@ using weft::bench::seconds_since;
 namespace {
 
 int ident(int x) { return x; }
+
+// Holds the rank's only CPU slot until released, so that submitted tasks wait at the gate.
+std::atomic<bool> g_release{false};
+int hold() {
+  while (!g_release.load(std::memory_order_acquire))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return 0;
+}
 
 struct Mem {
   double heap = 0;  // bytes handed out by malloc (arenas + mmapped chunks)
@@ -56,6 +70,19 @@ Mem sample() {
 
 // Frees reach the table from the loop thread; let the runtime settle before sampling.
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+// Samples until the heap has stopped moving (the loop has taken every call): two samples 200 ms
+// apart within 0.1 %, or 30 s.
+Mem settled() {
+  Mem prev = sample();
+  for (int i = 0; i < 150; ++i) {
+    settle();
+    const Mem m = sample();
+    if (std::abs(m.heap - prev.heap) <= 0.001 * m.heap) return m;
+    prev = m;
+  }
+  return prev;
+}
 
 size_t arg_n(int argc, char** argv, size_t def) {
   for (int i = 1; i + 1 < argc; ++i)
@@ -83,8 +110,10 @@ double per_object(size_t n, F make) {
 }  // namespace
 
 WEFT_REMOTE(ident);
+WEFT_REMOTE(hold);
 
 int main(int argc, char** argv) {
+  setenv("WEFT_NUM_CPUS", "1", /*overwrite=*/0);  // one slot: hold() keeps the queue's tasks waiting
   weft::Runtime rt(&argc, &argv);
   if (!rt.is_driver()) return rt.serve();
   const size_t n = arg_n(argc, argv, 1000000);
@@ -155,6 +184,30 @@ int main(int argc, char** argv) {
     std::printf("tasks: %zu submitted in %.2f s, %zu still pending when sampled\n", n, submit_s,
                 pending);
   }
+
+  // --- task results queued behind a task that holds the only slot ---
+  {
+    std::vector<weft::ObjectRef<int>> refs;
+    refs.reserve(n);
+    settle();
+    g_release = false;
+    weft::ObjectRef<int> holder = weft::task(hold).remote();
+    const Mem m0 = settled();
+    for (size_t i = 0; i < n; ++i) refs.push_back(weft::task(ident).remote(static_cast<int>(i)));
+    const Mem m1 = settled();
+    size_t pending = 0;
+    for (const auto& r : refs) pending += !r.ready();
+    g_release = true;
+    weft::get(holder);
+    long long sum = 0;
+    for (const auto& r : refs) sum += r.get();
+    if (sum != (long long)n * (long long)(n - 1) / 2) std::abort();
+    row("task results queued (not run): heap B/ref", (m1.heap - m0.heap) / double(n), "B",
+        "target", kTarget);
+    std::printf("queued: %zu submitted behind a held slot, %zu pending when sampled\n", n,
+                pending);
+  }
+  settle();
 
   // --- where the bytes go: each component allocated N times alone ---
   {
