@@ -55,14 +55,14 @@ void EventLoop::send_creation(const PendingCall& call, uint32_t incarnation,
   WireWriter w(b);
   w.put<ActorId>(call.actor.id);
   w.put<uint64_t>(call.fn_id);
-  w.put<int32_t>(call.opts.max_concurrency);
+  w.put<int32_t>(call.create_opts->max_concurrency);
   w.put_str(call.need.to_bytes());
   put_placement(w, call.placement);
-  w.put_str(call.opts.name);
+  w.put_str(call.create_opts->name);
   w.put<uint32_t>(incarnation);
-  w.put<int32_t>(call.opts.max_restarts);
-  w.put<int32_t>(call.opts.checkpoint_every);
-  w.put<int64_t>(call.opts.checkpoint_interval_ms);
+  w.put<int32_t>(call.create_opts->max_restarts);
+  w.put<int32_t>(call.create_opts->checkpoint_every);
+  w.put<int64_t>(call.create_opts->checkpoint_interval_ms);
   w.put<uint8_t>(expect_checkpoint ? 1 : 0);
   detail::dedupe_refs(refs);
   put_ref_ids(w, refs);
@@ -71,7 +71,7 @@ void EventLoop::send_creation(const PendingCall& call, uint32_t incarnation,
 }
 
 void EventLoop::keep_life(const PendingCall& call) {
-  if (call.opts.max_restarts == 0) return;
+  if (call.create_opts->max_restarts == 0) return;
   ActorLife& l = lives_[call.actor.id];
   l.spec = std::make_unique<PendingCall>(call);
   l.spec->result.reset();
@@ -92,7 +92,7 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
                              std::to_string(rank) + " (" + reason + ")";
     auto give_up = [&](const std::string& why) {
       life.dead = true;
-      if (!spec.opts.name.empty()) send_name_release(spec.opts.name, id);  // the name is free
+      if (!spec.create_opts->name.empty()) send_name_release(spec.create_opts->name, id);  // the name is free
       u.rank = -1;
       u.failed = u.died = true;
       u.error = detail::ErrorInfo{
@@ -105,7 +105,7 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
               life.history() + ")");
       continue;
     }
-    const int max = spec.opts.max_restarts;
+    const int max = spec.create_opts->max_restarts;
     if (max >= 0 && life.restarts >= max) {
       give_up("not restarted: max_restarts = " + std::to_string(max) + " used up (" +
               life.history() + ")");
@@ -130,7 +130,7 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
                    << (max < 0 ? std::string("no limit") : std::to_string(max)) << ")";
     send_creation(*life.spec, life.incarnation, life.spec->contained, life.checkpointed);
     // get_actor(name) finds the new incarnation, not the rank that failed.
-    if (!spec.opts.name.empty()) send_name_update(spec.opts.name, life.spec->actor);
+    if (!spec.create_opts->name.empty()) send_name_update(spec.create_opts->name, life.spec->actor);
     u.rank = target;
     u.failed = u.died = false;
     {

@@ -379,7 +379,7 @@ ActorRef create_actor(uint64_t class_id, EncodedArgs args, const SubmitOptions& 
   core::set_placement(*call, opts);
   call->actor = ActorRef{ActorId{l.rank(), 0, l.next_actor_seq()}, -1, class_id,
                          opts.max_restarts, opts.max_task_retries};
-  call->opts = opts;
+  call->create_opts = std::make_shared<const SubmitOptions>(opts);
   ActorRef handle = call->actor;
   // The handle leaves now, without a rank: placement, the name and the constructor follow on the
   // loop, and their errors reach every call and ActorHandle::ready() (core/unplaced_actors.cpp).

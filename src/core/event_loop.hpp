@@ -73,7 +73,8 @@ sched::ResourceSet to_need(const detail::SubmitOptions& o);
 // Made by the caller's thread and freed by the loop: HandoffAllocated (handoff_pool.hpp).
 struct PendingCall : HandoffAllocated {
   enum class Kind : uint8_t { kTask, kActorCall, kActorCreate };
-  Kind kind = Kind::kTask;
+  // The fields are ordered to leave no padding: at 320 bytes or less a call takes the 320-byte
+  // block class (handoff_pool.hpp), one per call the loop has not dispatched yet.
   StatePtr result;                 // task/call result, or the creation's reply slot
   uint64_t fn_id = 0;              // function, method or class id
   std::vector<char> args;          // tagged argument block (see detail::EncodedArgs)
@@ -82,16 +83,21 @@ struct PendingCall : HandoffAllocated {
   sched::ResourceSet need;
   detail::ActorRef actor;          // calls and creations
   uint64_t seq = 0;                // calls: position in this caller's order
-  uint32_t depth = 0;              // tasks: nesting depth (see ExecItem::depth)
-  detail::SubmitOptions opts;      // creations: name, concurrency
+  // Creations only: name, concurrency, restarts, checkpoints. Shared and immutable, so that the
+  // creator's copy for restarts (keep_life) shares it; held inline, the options (about 150 bytes)
+  // put every task's call in the 512-byte block class.
+  std::shared_ptr<const detail::SubmitOptions> create_opts;
   PgContext placement;             // placement group and bundle asked for (pg 0: none)
-  int pg_target = -1;              // the bundle's rank, once the group is known (pg_client.cpp)
-  Strategy strategy;
   std::string name;                // tasks: TaskOptions::name, for errors and logs
+  Strategy strategy;
+  int pg_target = -1;              // the bundle's rank, once the group is known (pg_client.cpp)
+  uint32_t depth = 0;              // tasks: nesting depth (see ExecItem::depth)
   int max_retries = 0;             // tasks: TaskOptions::max_retries (-1: without limit)
-  bool retry_exceptions = false;   // tasks: TaskOptions::retry_exceptions
   int call_retries = -2;           // calls: re-sends left (max_task_retries); -2: not kept yet
+  Kind kind = Kind::kTask;
+  bool retry_exceptions = false;   // tasks: TaskOptions::retry_exceptions
 };
+static_assert(sizeof(PendingCall) <= 320, "a PendingCall outgrew the 320-byte block class");
 
 // What an actor's creator keeps to restart it (actor_restarts.cpp): the creation as placed, with
 // its resolved constructor arguments and the refs they hold.

@@ -429,11 +429,11 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
       best = p.rank;
     }
     call->actor.rank = best;
-    if (!call->opts.name.empty()) {
+    if (!call->create_opts->name.empty()) {
       // Named: the head must accept the name before the actor exists.
       auto reply = new_state(ObjectId{rank_, 1, next_object_seq()});
       call->refs.push_back(reply);
-      request_named(call->opts.name, call->actor, reply, true);
+      request_named(call->create_opts->name, call->actor, reply, true);
       deps_.hold(std::move(call), {reply->id});
       return;
     }
@@ -444,7 +444,7 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     if (p->data()[0] == 0) {
       actor_placer_.uncount(call->actor.rank);
       e.kind = detail::ErrorKind::kGeneric;
-      e.message = "an actor named '" + call->opts.name + "' already exists (" + holder.id.str() +
+      e.message = "an actor named '" + call->create_opts->name + "' already exists (" + holder.id.str() +
                   " on rank " + std::to_string(holder.rank) + "); names are unique per job";
       fail_call(*call, e);
       return;
