@@ -92,7 +92,8 @@ void EventLoop::restart_actors_on(int rank, const std::string& reason) {
                              std::to_string(rank) + " (" + reason + ")";
     auto give_up = [&](const std::string& why) {
       life.dead = true;
-      if (!spec.create_opts->name.empty()) send_name_release(spec.create_opts->name, id);  // the name is free
+      if (!spec.create_opts->name.empty())
+        send_name_release(spec.create_opts->name, id);  // the name is free
       u.rank = -1;
       u.failed = u.died = true;
       u.error = detail::ErrorInfo{

@@ -95,7 +95,7 @@ struct PendingCall : HandoffAllocated {
   int max_retries = 0;             // tasks: TaskOptions::max_retries (-1: without limit)
   int call_retries = -2;           // calls: re-sends left (max_task_retries); -2: not kept yet
   Kind kind = Kind::kTask;
-  bool retry_exceptions = false;   // tasks: TaskOptions::retry_exceptions
+  bool retry_exceptions = false;  // tasks: TaskOptions::retry_exceptions
 };
 static_assert(sizeof(PendingCall) <= 320, "a PendingCall outgrew the 320-byte block class");
 

@@ -444,8 +444,9 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
     if (p->data()[0] == 0) {
       actor_placer_.uncount(call->actor.rank);
       e.kind = detail::ErrorKind::kGeneric;
-      e.message = "an actor named '" + call->create_opts->name + "' already exists (" + holder.id.str() +
-                  " on rank " + std::to_string(holder.rank) + "); names are unique per job";
+      e.message = "an actor named '" + call->create_opts->name + "' already exists (" +
+                  holder.id.str() + " on rank " + std::to_string(holder.rank) +
+                  "); names are unique per job";
       fail_call(*call, e);
       return;
     }
