@@ -39,21 +39,33 @@ TaskPlacer::Placed TaskPlacer::place(const sched::ResourceSet& need, const Strat
     }
     feasible_need_ = need;
   }
-  sched::TaskRequest req;
-  req.need = need;
-  req.policy = st.policy;
-  req.node = st.node;
-  req.soft = st.soft;
-  req.arg_bytes_by_rank = std::move(arg_bytes_by_rank);
-  // A slot free now, as far as this submitter knows. A failed rank's slots are never free: the
-  // first pick that meets one takes them out of the view, and picks again.
-  int target = sched::pick_rank(req, slots_, rank_);
-  for (int tries = 0; target >= 0 && failed.contains(target) && tries < size_; ++tries) {
-    slots_.set_available(target, {});
+  int target = -1;
+  if (st.policy == sched::Policy::kDefault && arg_bytes_by_rank.empty() &&
+      slots_.fits_now(rank_, need)) {
+    // The default strategy's first choice without stored arguments, and most tasks' placement:
+    // this rank, which has a slot free (sched::pick_rank would answer the same, after building
+    // the request and its dense demand).
+    target = rank_;
+  } else {
+    sched::TaskRequest req;
+    req.need = need;
+    req.policy = st.policy;
+    req.node = st.node;
+    req.soft = st.soft;
+    req.arg_bytes_by_rank = std::move(arg_bytes_by_rank);
+    // A slot free now, as far as this submitter knows. A failed rank's slots are never free: the
+    // first pick that meets one takes them out of the view, and picks again.
     target = sched::pick_rank(req, slots_, rank_);
+    for (int tries = 0; target >= 0 && failed.contains(target) && tries < size_; ++tries) {
+      slots_.set_available(target, {});
+      target = sched::pick_rank(req, slots_, rank_);
+    }
+    if (target >= 0 && failed.contains(target)) target = -1;
   }
-  if (target >= 0 && failed.contains(target)) target = -1;
-  if (target >= 0 && need.fits_beside(reserved_[target], view_.info(target).total)) {
+  // Free units never exceed the total, so a slot free in the view fits the total; only a
+  // reservation beside it can refuse it.
+  if (target >= 0 && (reserved_[target].empty() ||
+                      need.fits_beside(reserved_[target], view_.info(target).total))) {
     slots_.allocate(target, need);
     out.reserved = true;
   } else {

@@ -1,7 +1,6 @@
 #include "sched/cluster_view.hpp"
 
 #include <algorithm>
-#include <boost/container/small_vector.hpp>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -155,7 +154,7 @@ bool ClusterView::fits_now(int rank, const ResourceSet& need) const {
   return true;
 }
 
-void ClusterView::refresh_from_scratch(int rank, const int* cols, int ncols) {
+void ClusterView::refresh_from_scratch(int rank, uint64_t changed) {
   const size_t C = names_.size();
   int64_t util = 0;
   const int64_t* total = total_dense(rank);
@@ -168,15 +167,10 @@ void ClusterView::refresh_from_scratch(int rank, const int* cols, int ncols) {
   scratch_[C] = kUtilScale - util;
   rank_index_.set(rank, scratch_.data());
 
+  if (changed == 0) return;
   const int node = rank_node_[rank];
-  uint64_t mask = ~uint64_t(0);
-  if (cols) {
-    mask = 0;
-    for (int i = 0; i < ncols; ++i) mask |= cols[i] < 64 ? uint64_t(1) << cols[i] : ~uint64_t(0);
-  }
-  if (mask == 0) return;
   if (node_dirty_[node] == 0) dirty_nodes_.push_back(node);
-  node_dirty_[node] |= mask;
+  node_dirty_[node] |= changed;
 }
 
 void ClusterView::sum_dirty_nodes() const {
@@ -209,14 +203,14 @@ void ClusterView::apply(int rank, const ResourceSet& delta, int sign) {
   // this twice per task).
   const int64_t* cur = avail_dense(rank);
   std::copy(cur, cur + names_.size(), scratch_.begin());
-  boost::container::small_vector<int, 4> cols;
+  uint64_t changed = 0;
   for (const auto& [name, u] : delta) {
     const int c = column(name);
     if (c < 0) continue;  // a name no rank has cannot be held anywhere
     scratch_[c] += sign * u;
-    cols.push_back(c);
+    changed |= column_bit(c);
   }
-  refresh_from_scratch(rank, cols.data(), static_cast<int>(cols.size()));
+  refresh_from_scratch(rank, changed);
 }
 
 void ClusterView::allocate(int rank, const ResourceSet& need) { apply(rank, need, -1); }

@@ -5,6 +5,7 @@
 // job costs microseconds, not a scan.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,9 +97,11 @@ class ClusterView {
 
  private:
   void apply(int rank, const ResourceSet& delta, int sign);
-  // scratch_[0, columns()) holds the rank's free units; `cols`: the only columns that changed
-  // (nullptr: any may have). The rank's node is marked, not summed: see sum_dirty_nodes.
-  void refresh_from_scratch(int rank, const int* cols = nullptr, int ncols = 0);
+  // scratch_[0, columns()) holds the rank's free units; `changed`: the columns that changed, as
+  // column_bit()s. The rank's node is marked, not summed: see sum_dirty_nodes.
+  void refresh_from_scratch(int rank, uint64_t changed = ~uint64_t(0));
+  // Bit c of a node's dirty mask; columns past 63 share every bit.
+  static uint64_t column_bit(int c) { return c < 64 ? uint64_t(1) << c : ~uint64_t(0); }
   // Node rows are sums of their ranks' rows, read only by placement-group planning: a submitter
   // changes a rank's row twice per task, so the sums are brought up to date when next read, in
   // the columns that changed since (a node of 64 ranks would otherwise read 64 rows each time).
