@@ -363,8 +363,9 @@ class EventLoop : public net::MessageSink {
   void handle_object_value(int src, const char* data, size_t len);
   void reply_object(int dest, const ObjectState& s);
   // The block to send: ref entries become their values, or with `stored_by_location` (tasks)
-  // the locations of values in a node store (stored_args.cpp).
-  std::vector<char> resolve_args(const PendingCall& call, bool stored_by_location);
+  // the locations of values in a node store (stored_args.cpp). A block without refs is the
+  // call's own, moved out: the call must not be sent or resolved again.
+  std::vector<char> resolve_args(PendingCall& call, bool stored_by_location);
   // The refs the call's receiver `dest` borrows (those nested in its arguments and in the values
   // of its resolved ref arguments, once each); its stored arguments' copies on dest's node are
   // noted to die with their values (stored_args.cpp).

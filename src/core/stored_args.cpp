@@ -37,8 +37,8 @@ std::vector<StatePtr> EventLoop::refs_sent_with(PendingCall& call, int dest) {
   return holds;
 }
 
-std::vector<char> EventLoop::resolve_args(const PendingCall& call, bool stored_by_location) {
-  if (call.refs.empty()) return call.args;
+std::vector<char> EventLoop::resolve_args(PendingCall& call, bool stored_by_location) {
+  if (call.refs.empty()) return std::move(call.args);  // nothing to resolve: no copy
   serde::Buffer out;
   out.reserve(call.args.size());
   ArgWriter w(out);

@@ -406,8 +406,10 @@ void EventLoop::dispatch_actor_create(std::unique_ptr<PendingCall> call) {
   e.function = detail::class_name(call->fn_id);
   if (call->actor.rank < 0) {                                             // first pass: place it
     for (const auto& r : call->refs) add_contained(call->contained, *r);  // refs in ref values
-    call->args = resolve_args(*call, /*stored_by_location=*/false);
-    call->refs.clear();
+    if (!call->refs.empty()) {  // (without refs the block is final: no self-move)
+      call->args = resolve_args(*call, /*stored_by_location=*/false);
+      call->refs.clear();
+    }
     if (call->placement.pg != 0 && call->pg_target < 0) return dispatch_pg_call(std::move(call));
     auto never = [&](const std::string& why) {
       e.kind = detail::ErrorKind::kInfeasible;
