@@ -195,7 +195,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
           l.send_stored_result(c.ret.owner, c.ret, static_cast<size_t>(stored),
                                std::move(contained));
         else
-          l.send_result(c.ret.owner, c.ret, ok, value, e, std::move(contained));
+          l.send_result(c.ret.owner, c.ret, ok, std::move(value), e, std::move(contained));
         auto it = l.actors_.find(id);
         if (it == l.actors_.end()) return;
         ActorInstance& a = *it->second;

@@ -354,10 +354,11 @@ class EventLoop : public net::MessageSink {
   void send_skip(int host, const ActorId& actor, const PendingCall& call);
   void on_object_done(const StatePtr& s);
   // `stored`: the value already lies in the node store (object_transfer.cpp); data is unused.
-  // `contained`: the refs inside the value, kept with it (refcount.cpp).
+  // `contained`: the refs inside the value, kept with it (refcount.cpp). `movable`: a vector
+  // holding `data`, which the result's payload may take instead of copying it.
   void on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
                  detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored = nullptr,
-                 std::vector<StatePtr> contained = {});
+                 std::vector<StatePtr> contained = {}, std::vector<char>* movable = nullptr);
   void handle_task_result(int src, const char* data, size_t len);
   void handle_get_object(int src, const char* data, size_t len);
   void handle_object_value(int src, const char* data, size_t len);
@@ -381,8 +382,9 @@ class EventLoop : public net::MessageSink {
   void finish_task(const ExecItem& item, bool ok, std::vector<char> value,
                    const detail::ErrorInfo& err, int64_t stored = -1,
                    std::vector<StatePtr> contained = {});
-  // `contained`: the refs serialized inside `value` (its receiver borrows them).
-  void send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
+  // `contained`: the refs serialized inside `value` (its receiver borrows them). An owner on
+  // this rank takes `value` as its payload, without a copy.
+  void send_result(int owner, const ObjectId& ret, bool ok, std::vector<char> value,
                    const detail::ErrorInfo& err, std::vector<StatePtr> contained = {});
   void handle_submit_task(int src, const char* data, size_t len);
 

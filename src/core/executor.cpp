@@ -221,14 +221,15 @@ void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> val
   if (stored >= 0)
     send_stored_result(item.owner, item.ret, static_cast<size_t>(stored), std::move(contained));
   else
-    send_result(item.owner, item.ret, ok, value, err, std::move(contained));
+    send_result(item.owner, item.ret, ok, std::move(value), err, std::move(contained));
   start_ready_exec();
 }
 
-void EventLoop::send_result(int owner, const ObjectId& ret, bool ok, const std::vector<char>& value,
+void EventLoop::send_result(int owner, const ObjectId& ret, bool ok, std::vector<char> value,
                             const detail::ErrorInfo& err, std::vector<StatePtr> contained) {
   if (owner == rank_) {
-    on_result(rank_, ret, ok, value.data(), value.size(), err, nullptr, std::move(contained));
+    on_result(rank_, ret, ok, value.data(), value.size(), err, nullptr, std::move(contained),
+              &value);
     return;
   }
   MessageScratch::Lease lease(scratch_);

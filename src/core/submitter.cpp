@@ -279,7 +279,7 @@ void EventLoop::handle_task_moved(int src, const char* data, size_t len) {
 
 void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data, size_t len,
                           detail::ErrorInfo err, std::shared_ptr<const detail::Payload> stored,
-                          std::vector<StatePtr> contained) {
+                          std::vector<StatePtr> contained, std::vector<char>* movable) {
   if (auto it = inflight_.find(id); it != inflight_.end()) {
     InFlight& f = it->second;
     // From an attempt the owner gave up on when its rank was declared failed: the task runs
@@ -304,7 +304,9 @@ void EventLoop::on_result(int src, const ObjectId& id, bool ok, const char* data
   if (StatePtr s = objects_.find(id)) {
     if (ok && !stored) {  // a small result: inline within the owner's limit, else in the store
       try {
-        stored = owned_payload(id, std::vector<char>(data, data + len), /*may_wait=*/false);
+        stored =
+            owned_payload(id, movable ? std::move(*movable) : std::vector<char>(data, data + len),
+                          /*may_wait=*/false);
       } catch (const std::exception& e) {
         ok = false;
         err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
