@@ -227,6 +227,18 @@ int main(int argc, char** argv) {
       rep.compare("single_client_tasks_async", async, "per_s", "target 1e6/s", 1e6);
       allocs.push_back({"tasks_async", weft::bench::alloc_count() - c0, n});
 
+      // The same with an int argument: a block without refs moves from the call to the
+      // executor's item, where a copy cost an allocation a task.
+      c0 = weft::bench::alloc_count();
+      double async_arg = rate(n, [&] {
+        std::vector<weft::ObjectRef<int>> refs;
+        refs.reserve(n);
+        for (int i = 0; i < n; ++i) refs.push_back(weft::task(ident).remote(i));
+        for (auto& r : refs) r.get();
+      });
+      rep.compare("single_client_tasks_async_int_arg", async_arg, "per_s", "target 1e6/s", 1e6);
+      allocs.push_back({"tasks_async_int_arg", weft::bench::alloc_count() - c0, n});
+
       // What recording the timeline costs (issue #11: under 5 % of the task rate): the same
       // async batch with recording off and on, on every rank, interleaved, medians of 3 each.
       auto timeline_everywhere = [&](bool on) {
