@@ -77,20 +77,22 @@ run() {  # run RANKS NAME ARGS...: leaves NAME.<rank>.out under $out
 printf "weft instructions per task (callgrind Ir in the workload window; (%d tasks - 0) / %d;"\
 " median of %d)\n" "${n}" "${n}" "${repeats}"
 echo "(WEFT_LOOP_SPIN_US=0 WEFT_LOOP_YIELD_US=0 WEFT_LIVENESS_INTERVAL_MS=0 WEFT_WORKER_THREADS=1)"
-printf "%-6s %-12s %16s %16s\n" ranks workload rank0_Ir/task all_ranks_Ir/task
+printf "%-6s %-14s %16s %16s\n" ranks workload rank0_Ir/task all_ranks_Ir/task
 for ranks in 1 2; do
   read -r zero0 zero_all < <(measure "${ranks}" "r${ranks}_zero" --fixed-sync 0 --fixed-async 0)
-  for w in sync async async_warm; do
+  for w in sync async async_warm async_int_arg; do
     case ${w} in
       sync) args=(--fixed-sync "${n}" --fixed-async 0) ;;
       async) args=(--fixed-sync 0 --fixed-async "${n}") ;;
       # The same burst after an identical one outside the window: the steady state, where
       # hash tables and free lists have grown already.
       async_warm) args=(--fixed-sync 0 --fixed-async "${n}" --fixed-warm) ;;
+      # Warm too, with an int argument and an int result: the argument block and the value.
+      async_int_arg) args=(--fixed-sync 0 --fixed-async "${n}" --fixed-warm --fixed-int-arg) ;;
     esac
     read -r w0 w_all < <(measure "${ranks}" "r${ranks}_${w}" "${args[@]}")
     awk -v r="${ranks}" -v w="${w}" -v a="$((w0 - zero0))" -v b="$((w_all - zero_all))" \
-      -v n="${n}" 'BEGIN {printf "%-6s %-12s %16.0f %16.0f\n", r, w, a / n, b / n}'
+      -v n="${n}" 'BEGIN {printf "%-6s %-14s %16.0f %16.0f\n", r, w, a / n, b / n}'
   done
 done
 echo "(all_ranks includes rank 1's idle polling between sync tasks, which varies ~5 % run to run;"

@@ -7,7 +7,8 @@
 // Run: mpirun -n 4 <loopback flags> ./weft_microbench [--quick] [--json FILE]
 // Fixed workload for bench/callgrind_tasks.sh: --fixed-sync N --fixed-async N runs one warm-up
 // task, then exactly N sync and N async no-op tasks, and nothing else (no baselines); with
-// --fixed-warm, the async burst is run once more before them (the steady state).
+// --fixed-warm, the async burst is run once more before them (the steady state); with
+// --fixed-int-arg, the async tasks take an int and return it.
 #include <mpi.h>
 #include <stdlib.h>
 #include <tbb/task_group.h>
@@ -110,11 +111,20 @@ double rate(int n, F&& body) {
 // (Ir with N tasks - Ir with 0) / N is the cost of one task. Warm-up and window marks run in
 // every variant, so their costs cancel too.
 int run_fixed(long long sync_n, long long async_n, const weft::TaskOptions& where, bool remote,
-              bool warm) {
+              bool warm, bool int_arg) {
   auto async_burst = [&] {
+    if (int_arg) {  // an argument block to send and a value to return
+      std::vector<weft::ObjectRef<int>> refs;
+      refs.reserve(async_n);
+      for (long long i = 0; i < async_n; ++i)
+        refs.push_back(weft::task(ident).options(where).remote(static_cast<int>(i)));
+      for (auto& r : refs) r.get();
+      return;
+    }
     std::vector<weft::ObjectRef<void>> refs;
     refs.reserve(async_n);
-    for (long long i = 0; i < async_n; ++i) refs.push_back(weft::task(noop).options(where).remote());
+    for (long long i = 0; i < async_n; ++i)
+      refs.push_back(weft::task(noop).options(where).remote());
     for (auto& r : refs) r.get();
   };
   weft::task(noop).options(where).remote().get();
@@ -164,6 +174,7 @@ int main(int argc, char** argv) {
   const long long fixed_async = weft::bench::int_flag(argc, argv, "--fixed-async", -1);
   const bool fixed = fixed_sync >= 0 || fixed_async >= 0;
   const bool fixed_warm = weft::bench::has_flag(argc, argv, "--fixed-warm");
+  const bool fixed_int_arg = weft::bench::has_flag(argc, argv, "--fixed-int-arg");
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int world;
@@ -187,7 +198,7 @@ int main(int argc, char** argv) {
     } else if (fixed) {
       weft::TaskOptions where{.num_cpus = 0, .resources = {{world > 1 ? "there" : "here", 1}}};
       code = run_fixed(std::max(0LL, fixed_sync), std::max(0LL, fixed_async), where, world > 1,
-                       fixed_warm);
+                       fixed_warm, fixed_int_arg);
       rt.set_exit_code(code);
     } else {
       weft::bench::Report rep;
