@@ -16,9 +16,9 @@
 #include "net/outbox.hpp"
 #include "net/reassembly.hpp"
 #include "net/shm_link.hpp"
+#include "net/ucx_bulk_thread.hpp"
 #include "net/ucx_endpoints.hpp"
 #include "net/ucx_messenger.hpp"
-#include "net/ucx_rma.hpp"
 #include "net/ucx_waker.hpp"
 #include "weft/errors.hpp"
 
@@ -109,7 +109,7 @@ class TransportImpl {
   std::atomic<bool> wake_pending_{false};
   std::unique_ptr<UcxEndpoints> ucx_;
   std::unique_ptr<UcxMessenger> msgr_;
-  std::unique_ptr<UcxRma> rma_;
+  std::unique_ptr<UcxBulkThread> rma_;  // bulk reads between nodes, on their own worker
   std::unique_ptr<UcxWaker> waker_;
   // Bulk reads: UCX RMA by default; MPI when `transfer=mpi` or UCX cannot register a region.
   bool transfer_mpi_ = false;
@@ -118,7 +118,7 @@ class TransportImpl {
   std::unique_ptr<HostLiveness> liveness_;  // peers on this host: is their process alive?
   struct RegionRef {
     bool mpi;
-    int id;  // in UcxRma or MpiBulk
+    int id;  // in UcxBulkThread or MpiBulk
   };
   std::vector<RegionRef> regions_;
   std::vector<std::pair<void*, size_t>> self_regions_;
@@ -180,8 +180,9 @@ TransportImpl::TransportImpl(MPI_Comm world, const Topology& topo, const Config&
       ++stats_.messages_delivered;
       deliver(*sink_, src, type, data, len);
     });
-    rma_ = std::make_unique<UcxRma>(*ucx_, topo_, chunk, depth);
-    waker_ = std::make_unique<UcxWaker>(ucx_->worker(), bell_, cfg.get_bool("ucx_wakeup", true));
+    const bool wakeup = cfg.get_bool("ucx_wakeup", true);
+    rma_ = std::make_unique<UcxBulkThread>(world, topo_, chunk, depth, wakeup, [this] { wake(); });
+    waker_ = std::make_unique<UcxWaker>(ucx_->worker(), bell_, wakeup);
     liveness_ = std::make_unique<HostLiveness>(world, topo_, std::chrono::milliseconds(liveness));
   }
 }
@@ -190,6 +191,7 @@ TransportImpl::~TransportImpl() {
   // Close endpoints while the messenger and RMA objects that their completions reach exist.
   sink_ = nullptr;
   waker_.reset();
+  rma_.reset();  // its thread stops before the bulk endpoints close
   if (ucx_) ucx_->close_all();
 }
 
@@ -296,7 +298,10 @@ void TransportImpl::report_failures(MessageSink& sink) {
     p.out.clear();
     if (msgr_) msgr_->drop_peer(rank);
     // Fails its RMA reads; a declared failure was logged where it was declared.
-    if (ucx_ && p.kind == Kind::kUcx) ucx_->mark_failed(rank, reason, i < first_declared);
+    if (ucx_ && p.kind == Kind::kUcx) {
+      ucx_->mark_failed(rank, reason, i < first_declared);
+      rma_->fail_rank(rank, reason);
+    }
     if (bulk_) bulk_->fail_peer(rank, reason);
     sink.on_peer_failed(rank, reason);
   }
@@ -328,7 +333,7 @@ size_t TransportImpl::poll(MessageSink& sink) {
     ucx_->progress();
     msgr_->after_progress();
     n += msgr_->take_delivered();
-    n += rma_->advance();
+    n += rma_->take_finished();
   }
   report_failures(sink);
   if (bulk_) n += bulk_->advance();
@@ -358,7 +363,7 @@ void TransportImpl::wait(std::chrono::microseconds timeout) {
     if (waker_->started()) {
       // Armed: UCX events now ring the doorbell through the waker thread.
       if (!waker_->arm()) return;  // UCX has events already
-    } else if (has_remote_ || rma_->busy() || msgr_->busy()) {
+    } else if (has_remote_ || msgr_->busy()) {
       timeout = std::min(timeout, kUcxWaitSlice);  // nothing rings for UCX: bound the sleep
     }
   }

@@ -39,8 +39,13 @@ void close_endpoint(ucp_worker_h worker, ucp_ep_h ep) {
 
 }  // namespace
 
-UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo)
-    : topo_(topo), addresses_(topo.size), args_(topo.size), eps_(topo.size), failure_(topo.size) {
+UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role)
+    : topo_(topo),
+      role_(std::move(role)),
+      addresses_(topo.size),
+      args_(topo.size),
+      eps_(topo.size),
+      failure_(topo.size) {
   // Loopback unless the user chose otherwise: nothing may go to another interface by default.
   ::setenv("UCX_NET_DEVICES", "lo", /*overwrite=*/0);
   std::string err;
@@ -76,7 +81,7 @@ UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo)
     }
   }
   if (st != UCS_OK) err = std::string("UCX initialisation: ") + ucs_status_string(st);
-  agree_or_throw(world, topo.rank, err, "UCX setup");
+  agree_or_throw(world, topo.rank, err, ("UCX setup (" + role_ + ")").c_str());
 
   // Exchange worker addresses (variable length).
   std::vector<std::string> all =
@@ -131,7 +136,7 @@ void UcxEndpoints::mark_failed(int rank, const std::string& reason, bool log) {
   failure_[rank] = "rank " + std::to_string(rank) + " (node " +
                    std::to_string(topo_.node_of_rank[rank]) + ") unreachable: " + reason;
   new_failures_.emplace_back(rank, failure_[rank]);
-  if (log) WEFT_LOG(Warn) << "net: " << failure_[rank];
+  if (log) WEFT_LOG(Warn) << role_ << ": " << failure_[rank];
 }
 
 std::vector<std::pair<int, std::string>> UcxEndpoints::take_new_failures() {

@@ -20,8 +20,9 @@ class UcxEndpoints {
  public:
   // Collective over `world`. Connects eagerly to ranks on other nodes; same-node endpoints are
   // created on first use (only RMA needs them). Throws TransportError on every rank if UCX
-  // could not be initialised on any rank.
-  UcxEndpoints(MPI_Comm world, const Topology& topo);
+  // could not be initialised on any rank. `role` names this set in log lines and errors: a rank
+  // has one for messages ("net") and one for bulk reads ("bulk", ucx_bulk_thread.hpp).
+  UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role = "net");
   ~UcxEndpoints();
   UcxEndpoints(const UcxEndpoints&) = delete;
   UcxEndpoints& operator=(const UcxEndpoints&) = delete;
@@ -57,6 +58,7 @@ class UcxEndpoints {
   void connect(int rank);
 
   const Topology& topo_;
+  const std::string role_;
   // Declaration order is teardown order in reverse: endpoints close before the worker goes.
   UcpContext context_;
   UcpWorker worker_;

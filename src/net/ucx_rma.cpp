@@ -67,9 +67,13 @@ int UcxRma::register_region(MPI_Comm world, void* base, size_t len) {
   return static_cast<int>(regions_.size()) - 1;
 }
 
-void UcxRma::get(int rank, int region, size_t remote_offset, void* local, size_t len, Done done) {
+void UcxRma::check(int rank, int region, size_t remote_offset, size_t len) const {
   check_rma_get("rma_get", region, regions_.size(), rank, topo_.size, remote_offset, len,
                 [&] { return regions_[region]->remote[rank].len; });
+}
+
+void UcxRma::get(int rank, int region, size_t remote_offset, void* local, size_t len, Done done) {
+  check(rank, region, remote_offset, len);
   Region& reg = *regions_[region];
   Remote& rem = reg.remote[rank];
   if (len == 0) {

@@ -1,7 +1,8 @@
 // One-sided reads of registered memory (the object store's segments) with ucp_get_nbx.
 // Regions are registered collectively and identified by their registration order, so a region
 // id means the same memory role on every rank. A large read is split into chunks with several
-// in flight at once (pipelined); completion callbacks run from poll(), never from inside UCX.
+// in flight at once (pipelined); completion callbacks run from advance(), never from inside UCX.
+// Used by one thread at a time: the bulk thread that progresses its worker (ucx_bulk_thread.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -31,6 +32,8 @@ class UcxRma {
   // Collective over `world`; every rank calls it in the same order (len may be 0).
   int register_region(MPI_Comm world, void* base, size_t len);
   // Throws TransportError for an unknown region, rank or an out-of-range read.
+  void check(int rank, int region, size_t remote_offset, size_t len) const;
+  // Checks as check() does.
   void get(int rank, int region, size_t remote_offset, void* local, size_t len, Done done);
   // Issues more chunks and runs the callbacks of finished reads. Returns how many finished.
   size_t advance();

@@ -1,0 +1,193 @@
+#include "net/ucx_bulk_thread.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "common/log.hpp"
+#include "common/thread_name.hpp"
+#include "net/net_error.hpp"
+
+namespace weft::net::detail {
+namespace {
+
+// After this long without work the thread parks (spinning longer buys a pipelined read little).
+constexpr auto kSpinFor = std::chrono::microseconds(200);
+// Parked with reads in flight, or soon after work: a read's completion or a peer's request is
+// usually close (and the event fd may not announce every transport's progress).
+constexpr int kBusyParkMs = 1;
+// Parked when idle: the event fd and the eventfd wake it earlier.
+constexpr int kIdleParkMs = 100;
+// Without an event fd (ucx_wakeup=false) nothing wakes it: it sleeps in slices.
+constexpr auto kSliceBusy = std::chrono::microseconds(100);
+constexpr auto kSliceIdle = std::chrono::milliseconds(1);
+constexpr auto kRecentWork = std::chrono::milliseconds(20);
+
+}  // namespace
+
+UcxBulkThread::UcxBulkThread(MPI_Comm world, const Topology& topo, size_t chunk_bytes, size_t depth,
+                             bool wakeup, std::function<void()> notify)
+    : eps_(world, topo, "bulk"), rma_(eps_, topo, chunk_bytes, depth), notify_(std::move(notify)) {
+  int efd = -1;
+  if (wakeup && ucp_worker_get_efd(eps_.worker(), &efd) == UCS_OK) {
+    epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    eventfd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = efd;
+    epoll_event sv{};
+    sv.events = EPOLLIN;
+    sv.data.fd = eventfd_;
+    if (epfd_ < 0 || eventfd_ < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, efd, &ev) != 0 ||
+        ::epoll_ctl(epfd_, EPOLL_CTL_ADD, eventfd_, &sv) != 0) {
+      WEFT_LOG(Info) << "net: epoll on the bulk UCX worker's event fd failed; its thread sleeps "
+                        "in slices of 1 ms when idle";
+      if (epfd_ >= 0) ::close(epfd_);
+      epfd_ = -1;
+    }
+  }
+  start();
+}
+
+UcxBulkThread::~UcxBulkThread() {
+  stop();
+  eps_.close_all();  // while rma_, whose requests' callbacks these completions reach, exists
+  if (epfd_ >= 0) ::close(epfd_);
+  if (eventfd_ >= 0) ::close(eventfd_);
+}
+
+void UcxBulkThread::start() {
+  stop_.store(false, std::memory_order_release);
+  thread_ = std::thread([this] {
+    name_this_thread("ucx bulk");
+    run();
+  });
+}
+
+void UcxBulkThread::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  signal();
+  thread_.join();
+}
+
+void UcxBulkThread::signal() {
+  if (eventfd_ < 0) return;  // the thread sleeps in short slices
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(eventfd_, &one, sizeof one);
+}
+
+int UcxBulkThread::register_region(MPI_Comm world, void* base, size_t len) {
+  stop();
+  struct Restart {
+    UcxBulkThread* self;
+    ~Restart() { self->start(); }
+  } restart{this};
+  return rma_.register_region(world, base, len);
+}
+
+void UcxBulkThread::get(int rank, int region, size_t remote_offset, void* local, size_t len,
+                        Done done) {
+  rma_.check(rank, region, remote_offset, len);
+  unfinished_.fetch_add(1, std::memory_order_acq_rel);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    reads_.push_back({rank, region, remote_offset, local, len, std::move(done)});
+  }
+  signal();
+}
+
+void UcxBulkThread::fail_rank(int rank, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    failures_.emplace_back(rank, reason);
+  }
+  signal();
+}
+
+size_t UcxBulkThread::take_finished() {
+  std::vector<Finished> fin;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (finished_.empty()) return 0;
+    fin.swap(finished_);
+  }
+  for (Finished& f : fin) {
+    unfinished_.fetch_sub(1, std::memory_order_acq_rel);
+    f.done(f.ok, f.error);
+  }
+  return fin.size();
+}
+
+size_t UcxBulkThread::take_inbox() {
+  std::vector<Read> reads;
+  std::vector<std::pair<int, std::string>> failures;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    reads.swap(reads_);
+    failures.swap(failures_);
+  }
+  for (auto& [rank, reason] : failures) eps_.mark_failed(rank, reason, /*log=*/false);
+  for (Read& r : reads) {
+    // Runs on this thread: hand the result to the loop, which runs the caller's callback.
+    auto back = [this, done = std::move(r.done)](bool ok, const std::string& error) mutable {
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        finished_.push_back({std::move(done), ok, error});
+      }
+      notify_();
+    };
+    try {
+      rma_.get(r.rank, r.region, r.offset, r.local, r.len, std::move(back));
+    } catch (const TransportError& e) {  // checked in get(); kept so a read is never lost
+      back(false, e.what());
+    }
+  }
+  return reads.size() + failures.size();
+}
+
+void UcxBulkThread::run() {
+  auto last_work = std::chrono::steady_clock::now();
+  while (!stop_.load(std::memory_order_acquire)) {
+    size_t n = take_inbox();
+    n += eps_.progress();
+    n += rma_.advance();
+    // An endpoint error fails that endpoint's reads (UcxRma::advance); whether the rank failed
+    // is the control path's call, so these records go no further.
+    if (eps_.has_new_failures()) eps_.take_new_failures();
+    const auto now = std::chrono::steady_clock::now();
+    if (n > 0) {
+      last_work = now;
+      continue;
+    }
+    wait_for_work(now - last_work);
+  }
+}
+
+void UcxBulkThread::wait_for_work(std::chrono::steady_clock::duration idle) {
+  if (idle < kSpinFor) {
+    std::this_thread::yield();
+    return;
+  }
+  const bool soon = rma_.busy() || idle < kRecentWork;
+  if (epfd_ < 0) {
+    if (soon)
+      std::this_thread::sleep_for(kSliceBusy);
+    else
+      std::this_thread::sleep_for(kSliceIdle);
+    return;
+  }
+  if (ucp_worker_arm(eps_.worker()) != UCS_OK) return;  // events already: progress again
+  epoll_event evs[2];
+  const int n = ::epoll_wait(epfd_, evs, 2, soon ? kBusyParkMs : kIdleParkMs);
+  for (int i = 0; i < n; ++i) {
+    if (evs[i].data.fd == eventfd_) {
+      uint64_t v;
+      [[maybe_unused]] ssize_t r = ::read(eventfd_, &v, sizeof v);
+    }
+  }
+}
+
+}  // namespace weft::net::detail
