@@ -18,8 +18,9 @@ constexpr auto kSpinFor = std::chrono::microseconds(200);
 // Parked with reads in flight, or soon after work: a read's completion or a peer's request is
 // usually close (and the event fd may not announce every transport's progress).
 constexpr int kBusyParkMs = 1;
-// Parked when idle: the event fd and the eventfd wake it earlier.
-constexpr int kIdleParkMs = 100;
+// Parked when idle: the event fd (a peer's read, a connection) and the eventfd (a read of ours,
+// a failure, stop) wake it earlier; the bound only guards against an event the fd misses.
+constexpr int kIdleParkMs = 500;
 // Without an event fd (ucx_wakeup=false) nothing wakes it: it sleeps in slices.
 constexpr auto kSliceBusy = std::chrono::microseconds(100);
 constexpr auto kSliceIdle = std::chrono::milliseconds(1);
@@ -29,7 +30,10 @@ constexpr auto kRecentWork = std::chrono::milliseconds(20);
 
 UcxBulkThread::UcxBulkThread(MPI_Comm world, const Topology& topo, size_t chunk_bytes, size_t depth,
                              bool wakeup, std::function<void()> notify)
-    : eps_(world, topo, "bulk"), rma_(eps_, topo, chunk_bytes, depth), notify_(std::move(notify)) {
+    : eps_(world, topo, "bulk", /*log_failures=*/false),
+      rank_(topo.rank),
+      rma_(eps_, topo, chunk_bytes, depth),
+      notify_(std::move(notify)) {
   int efd = -1;
   if (wakeup && ucp_worker_get_efd(eps_.worker(), &efd) == UCS_OK) {
     epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -62,6 +66,7 @@ void UcxBulkThread::start() {
   stop_.store(false, std::memory_order_release);
   thread_ = std::thread([this] {
     name_this_thread("ucx bulk");
+    log::set_rank(rank_);
     run();
   });
 }

@@ -76,6 +76,7 @@ class UcxBulkThread {
   void signal();  // wakes the bulk thread
 
   UcxEndpoints eps_;
+  const int rank_;
   UcxRma rma_;  // only the bulk thread touches it while the thread runs
   std::function<void()> notify_;
   int epfd_ = -1, eventfd_ = -1;  // the worker's event fd and eventfd_, when wakeup is on

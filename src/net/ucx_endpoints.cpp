@@ -39,9 +39,11 @@ void close_endpoint(ucp_worker_h worker, ucp_ep_h ep) {
 
 }  // namespace
 
-UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role)
+UcxEndpoints::UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role,
+                           bool log_failures)
     : topo_(topo),
       role_(std::move(role)),
+      log_failures_(log_failures),
       addresses_(topo.size),
       args_(topo.size),
       eps_(topo.size),
@@ -136,7 +138,7 @@ void UcxEndpoints::mark_failed(int rank, const std::string& reason, bool log) {
   failure_[rank] = "rank " + std::to_string(rank) + " (node " +
                    std::to_string(topo_.node_of_rank[rank]) + ") unreachable: " + reason;
   new_failures_.emplace_back(rank, failure_[rank]);
-  if (log) WEFT_LOG(Warn) << role_ << ": " << failure_[rank];
+  if (log && log_failures_) WEFT_LOG(Warn) << role_ << ": " << failure_[rank];
 }
 
 std::vector<std::pair<int, std::string>> UcxEndpoints::take_new_failures() {

@@ -22,7 +22,10 @@ class UcxEndpoints {
   // created on first use (only RMA needs them). Throws TransportError on every rank if UCX
   // could not be initialised on any rank. `role` names this set in log lines and errors: a rank
   // has one for messages ("net") and one for bulk reads ("bulk", ucx_bulk_thread.hpp).
-  UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role = "net");
+  // `log_failures`: log an endpoint's failure when it is recorded (the bulk set does not: its
+  // failures only fail reads, whose errors say why, and peers that end first are not failures).
+  UcxEndpoints(MPI_Comm world, const Topology& topo, std::string role = "net",
+               bool log_failures = true);
   ~UcxEndpoints();
   UcxEndpoints(const UcxEndpoints&) = delete;
   UcxEndpoints& operator=(const UcxEndpoints&) = delete;
@@ -59,6 +62,7 @@ class UcxEndpoints {
 
   const Topology& topo_;
   const std::string role_;
+  const bool log_failures_;
   // Declaration order is teardown order in reverse: endpoints close before the worker goes.
   UcpContext context_;
   UcpWorker worker_;
