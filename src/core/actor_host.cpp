@@ -142,6 +142,10 @@ void EventLoop::pump_actor(ActorInstance& a) {
       serde::Buffer out;
       ExecContext ctx{0, ""};
       ctx.placement = &placement;
+      // A large result goes straight into the store, unless a checkpointer may keep the call's
+      // encoded result or drop it when its checkpoint fails.
+      DirectResult direct{c.ret};
+      if (!ckpt) ctx.direct = &direct;
       std::vector<StatePtr> contained;
       detail::ErrorInfo e;
       if (checkpoint_now) {  // weft::checkpoint(handle): ready once the file is durable
@@ -184,7 +188,8 @@ void EventLoop::pump_actor(ActorInstance& a) {
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();
-      int64_t stored = store_result(c.ret, value, ok, e);  // large values: node store
+      int64_t stored = direct_result(direct, ok, e);
+      if (stored < 0) stored = store_result(c.ret, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
       note_body(c.method, t0);
       const bool announce = ckpt && ckpt->take_first_write();  // before the result: see header

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "weft/detail/ids.hpp"
+#include "weft/detail/object_state.hpp"
 
 namespace weft::core {
 
@@ -17,11 +21,20 @@ struct PgContext {
   std::vector<int> gpus;
 };
 
+// Where a body's large result may be written straight into the node store
+// (detail::put_result_direct): the call's return id, and what became of it.
+struct DirectResult {
+  ObjectId ret;
+  int64_t stored = -1;                     // its size in the store; -1: the usual path
+  std::optional<detail::ErrorInfo> error;  // it could not be stored: the call's error
+};
+
 struct ExecContext {
   double cpus = 0;             // CPU slots the running task holds
   const char* function = "";   // its registered name
   uint32_t depth = 0;          // nesting: 0 for the driver's calls, parent + 1 below
   const PgContext* placement = nullptr;  // group and GPUs (null: none)
+  DirectResult* direct = nullptr;        // null: the result takes the usual path
 };
 
 ExecContext*& current_exec();

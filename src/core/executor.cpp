@@ -190,6 +190,8 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     ExecContext ctx{item.placement.pg ? 0 : item.need.get(sched::ResourceName::cpu()), "",
                     item.depth};
     ctx.placement = &item.placement;
+    DirectResult direct{item.ret};  // a large result goes straight into the store
+    ctx.direct = &direct;
     std::vector<StatePtr> contained;
     const auto t0 = std::chrono::steady_clock::now();
     detail::ErrorInfo e =
@@ -197,7 +199,8 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
                           "function", &contained, item.name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
-    int64_t stored = store_result(item.ret, value, ok, e);  // large values: node store
+    int64_t stored = direct_result(direct, ok, e);
+    if (stored < 0) stored = store_result(item.ret, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
     note_body(item.fn_id, t0);
     // The error travels only when there is one: three strings moved twice per task otherwise.

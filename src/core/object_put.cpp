@@ -6,6 +6,7 @@
 #include "core/event_loop.hpp"
 #include "core/inline_budget.hpp"
 #include "core/object_store_client.hpp"
+#include "core/object_transfer.hpp"
 #include "weft/detail/store_api.hpp"
 #include "weft/errors.hpp"
 
@@ -34,6 +35,21 @@ StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ct
   s->status_.store(ObjectStatus::kReady, std::memory_order_release);
   l->objects().insert(s);
   return s;
+}
+
+bool put_result_direct(size_t size, void (*fill)(char*, const void*), const void* ctx) {
+  core::ExecContext* x = core::current_exec();
+  if (!x || !x->direct) return false;
+  core::ObjectStoreClient* c = core::store_client();
+  if (!c || size <= c->inline_threshold()) return false;
+  core::DirectResult& d = *x->direct;
+  x->direct = nullptr;  // one result per call
+  try {
+    d.stored = static_cast<int64_t>(c->store().put_result(d.ret, size, fill, ctx));
+  } catch (const std::exception& e) {
+    d.error = core::result_store_error(d.ret, size, e);
+  }
+  return true;
 }
 
 StoreInfo local_store_info() {

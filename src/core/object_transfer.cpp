@@ -21,17 +21,34 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
     n = c->store().put_result(ret, std::as_bytes(std::span(value)));
   } catch (const std::exception& e) {
     ok = false;
-    err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
-                                                             : detail::ErrorKind::kGeneric;
-    err.rank = c->topology().rank;
-    err.message = "the result " + ret.str() + " (" + std::to_string(value.size()) +
-                  " bytes) could not be stored on node " + std::to_string(c->topology().node) +
-                  ": " + e.what();
+    err = result_store_error(ret, value.size(), e);
     value.clear();
     return -1;
   }
   std::vector<char>().swap(value);
   return static_cast<int64_t>(n);
+}
+
+int64_t direct_result(const DirectResult& direct, bool& ok, detail::ErrorInfo& err) {
+  if (!ok) return -1;
+  if (direct.error) {
+    ok = false;
+    err = *direct.error;
+    return -1;
+  }
+  return direct.stored;
+}
+
+detail::ErrorInfo result_store_error(const ObjectId& ret, size_t size, const std::exception& e) {
+  detail::ErrorInfo err;
+  err.kind = dynamic_cast<const ObjectStoreFullError*>(&e) ? detail::ErrorKind::kStoreFull
+                                                           : detail::ErrorKind::kGeneric;
+  ObjectStoreClient* c = store_client();
+  err.rank = c ? c->topology().rank : -1;
+  err.message = "the result " + ret.str() + " (" + std::to_string(size) +
+                " bytes) could not be stored on node " +
+                (c ? std::to_string(c->topology().node) : std::string("?")) + ": " + e.what();
+  return err;
 }
 
 ObjectPuller& EventLoop::puller() {

@@ -427,15 +427,26 @@ void NodeStore::release_view(int32_t e, uint32_t gen) {
 }
 
 size_t NodeStore::put_result(const ObjectId& id, std::span<const std::byte> value) {
+  return put_result(
+      id, value.size(),
+      [](char* dst, const void* v) {
+        const auto& bytes = *static_cast<const std::span<const std::byte>*>(v);
+        if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
+      },
+      &value);
+}
+
+size_t NodeStore::put_result(const ObjectId& id, size_t size, void (*fill)(char*, const void*),
+                             const void* ctx) {
   const int64_t deadline = monotonic_ns() + alloc_timeout_ns();
   for (;;) {
-    CreateResult r = create(id, value.size(), /*primary=*/true);
+    CreateResult r = create(id, size, /*primary=*/true);
     switch (r.status()) {
       case CreateStatus::kCreated: {
         WritableObject& w = r.object();
-        if (!value.empty()) std::memcpy(w.data().data(), value.data(), value.size());
+        fill(reinterpret_cast<char*>(w.data().data()), ctx);
         w.seal();
-        return value.size();
+        return size;
       }
       case CreateStatus::kExists:
         if (std::optional<size_t> kept = keep_as_primary(id)) {

@@ -197,6 +197,10 @@ class NodeStore {
   // alloc_timeout, then a weft::Error; abandoned by a dead writer, it is made anew. Returns the
   // size of the value the node now holds. Errors as create().
   size_t put_result(const ObjectId& id, std::span<const std::byte> value);
+  // The same for a value that `fill(dst, ctx)` writes straight into the allocation: exactly
+  // `size` bytes (a task's result encoded in place, with no heap buffer in between).
+  size_t put_result(const ObjectId& id, size_t size, void (*fill)(char*, const void*),
+                    const void* ctx);
   // The owner freed the object: drops its memory, spill file and fallback file. Views still
   // open keep the bytes alive until they close. No-op if absent.
   void remove(const ObjectId& id);

@@ -20,6 +20,7 @@
 
 #include "weft/detail/arg_block.hpp"
 #include "weft/detail/function_traits.hpp"
+#include "weft/detail/store_api.hpp"
 #include "weft/serialization.hpp"
 #include "weft/view.hpp"
 
@@ -141,6 +142,21 @@ void decode_args(const CallArgs& call, Tuple& args, std::index_sequence<I...>,
       ...);
 }
 
+// Results of at least this many bytes whose encoding is their bytes try put_result_direct
+// (store_api.hpp); smaller ones, whose copy costs less than the call, never do.
+inline constexpr size_t kDirectResultMinBytes = 4096;
+
+// A body's result into `out`, or, when large and directly encodable, into the node store.
+template <class R>
+void encode_result(serde::Buffer& out, const R& r) {
+  if constexpr (direct_encoding<R>::value) {
+    const size_t size = direct_encoding<R>::size(r);
+    if (size >= kDirectResultMinBytes && put_result_direct(size, &direct_encoding<R>::fill, &r))
+      return;
+  }
+  serde::encode(out, r);
+}
+
 template <auto F>
 void invoke_function(void* self, const CallArgs& in, serde::Buffer& out) {
   using T = FunctionTraits<decltype(F)>;
@@ -150,7 +166,7 @@ void invoke_function(void* self, const CallArgs& in, serde::Buffer& out) {
   if constexpr (std::is_void_v<typename T::Result>) {
     std::apply(F, std::move(args));
   } else {
-    serde::encode(out, std::apply(F, std::move(args)));
+    encode_result(out, std::apply(F, std::move(args)));
   }
 }
 
@@ -167,7 +183,7 @@ void invoke_method(void* self, const CallArgs& in, serde::Buffer& out) {
   if constexpr (std::is_void_v<typename T::Result>) {
     std::apply(call, std::move(args));
   } else {
-    serde::encode(out, std::apply(call, std::move(args)));
+    encode_result(out, std::apply(call, std::move(args)));
   }
 }
 
