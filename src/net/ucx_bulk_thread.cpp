@@ -1,11 +1,5 @@
 #include "net/ucx_bulk_thread.hpp"
 
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cstdint>
-
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "net/net_error.hpp"
@@ -34,23 +28,9 @@ UcxBulkThread::UcxBulkThread(MPI_Comm world, const Topology& topo, size_t chunk_
       rank_(topo.rank),
       rma_(eps_, topo, chunk_bytes, depth),
       notify_(std::move(notify)) {
-  int efd = -1;
-  if (wakeup && ucp_worker_get_efd(eps_.worker(), &efd) == UCS_OK) {
-    epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    eventfd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = efd;
-    epoll_event sv{};
-    sv.events = EPOLLIN;
-    sv.data.fd = eventfd_;
-    if (epfd_ < 0 || eventfd_ < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, efd, &ev) != 0 ||
-        ::epoll_ctl(epfd_, EPOLL_CTL_ADD, eventfd_, &sv) != 0) {
-      WEFT_LOG(Info) << "net: epoll on the bulk UCX worker's event fd failed; its thread sleeps "
-                        "in slices of 1 ms when idle";
-      if (epfd_ >= 0) ::close(epfd_);
-      epfd_ = -1;
-    }
+  if (wakeup) {
+    events_.emplace(eps_.worker(), /*edge_triggered=*/false, "bulk reads'");
+    if (!events_->valid()) events_.reset();  // it sleeps in slices instead
   }
   start();
 }
@@ -58,8 +38,6 @@ UcxBulkThread::UcxBulkThread(MPI_Comm world, const Topology& topo, size_t chunk_
 UcxBulkThread::~UcxBulkThread() {
   stop();
   eps_.close_all();  // while rma_, whose requests' callbacks these completions reach, exists
-  if (epfd_ >= 0) ::close(epfd_);
-  if (eventfd_ >= 0) ::close(eventfd_);
 }
 
 void UcxBulkThread::start() {
@@ -79,9 +57,7 @@ void UcxBulkThread::stop() {
 }
 
 void UcxBulkThread::signal() {
-  if (eventfd_ < 0) return;  // the thread sleeps in short slices
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = ::write(eventfd_, &one, sizeof one);
+  if (events_) events_->signal();  // else the thread sleeps in short slices
 }
 
 int UcxBulkThread::register_region(MPI_Comm world, void* base, size_t len) {
@@ -177,7 +153,7 @@ void UcxBulkThread::wait_for_work(std::chrono::steady_clock::duration idle) {
     return;
   }
   const bool soon = rma_.busy() || idle < kRecentWork;
-  if (epfd_ < 0) {
+  if (!events_) {
     if (soon)
       std::this_thread::sleep_for(kSliceBusy);
     else
@@ -185,14 +161,7 @@ void UcxBulkThread::wait_for_work(std::chrono::steady_clock::duration idle) {
     return;
   }
   if (ucp_worker_arm(eps_.worker()) != UCS_OK) return;  // events already: progress again
-  epoll_event evs[2];
-  const int n = ::epoll_wait(epfd_, evs, 2, soon ? kBusyParkMs : kIdleParkMs);
-  for (int i = 0; i < n; ++i) {
-    if (evs[i].data.fd == eventfd_) {
-      uint64_t v;
-      [[maybe_unused]] ssize_t r = ::read(eventfd_, &v, sizeof v);
-    }
-  }
+  events_->wait(soon ? kBusyParkMs : kIdleParkMs);
 }
 
 }  // namespace weft::net::detail

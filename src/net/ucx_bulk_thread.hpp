@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -25,6 +26,7 @@
 
 #include "net/topology.hpp"
 #include "net/ucx_endpoints.hpp"
+#include "net/ucx_event_wait.hpp"
 #include "net/ucx_rma.hpp"
 
 namespace weft::net::detail {
@@ -79,7 +81,7 @@ class UcxBulkThread {
   const int rank_;
   UcxRma rma_;  // only the bulk thread touches it while the thread runs
   std::function<void()> notify_;
-  int epfd_ = -1, eventfd_ = -1;  // the worker's event fd and eventfd_, when wakeup is on
+  std::optional<UcxEventWait> events_;  // when wakeup is on and the worker has an event fd
 
   std::mutex mu_;
   std::vector<Read> reads_;                            // guarded by mu_

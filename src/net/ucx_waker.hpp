@@ -1,16 +1,18 @@
 // Lets an idle rank sleep on its doorbell alone while still hearing UCX arrivals. A helper
-// thread blocks in epoll on the worker's event fd (edge-triggered) and, when UCX has events,
-// raises a flag and rings the doorbell. The event loop arms the worker (ucp_worker_arm) before
-// parking; if UCX already has events, arming fails and it does not park. The flag closes the
+// thread blocks on the worker's event fd (edge-triggered, ucx_event_wait.hpp) and, when UCX has
+// events, raises a flag and rings the doorbell. The event loop arms the worker (ucp_worker_arm)
+// before parking; if UCX already has events, arming fails and it does not park. The flag closes the
 // window between arming and announcing sleep (the same Dekker pattern as the doorbell).
 #pragma once
 
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "net/doorbell.hpp"
+#include "net/ucx_event_wait.hpp"
 
 namespace weft::net::detail {
 
@@ -34,7 +36,8 @@ class UcxWaker {
   void run();
   ucp_worker_h worker_;
   Doorbell* bell_;
-  int epfd_ = -1, stopfd_ = -1;
+  std::optional<UcxEventWait> events_;  // when enabled
+  std::atomic<bool> stop_{false};
   std::atomic<bool> signalled_{false};
   std::thread thread_;
 };
