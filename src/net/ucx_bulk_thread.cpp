@@ -121,7 +121,7 @@ size_t UcxBulkThread::take_inbox() {
       notify_();
     };
     try {
-      rma_.get(r.rank, r.region, r.offset, r.local, r.len, std::move(back));
+      rma_.get(r.rank, r.region, r.offset, r.local, r.len, back);  // a copy: `back` may answer
     } catch (const TransportError& e) {  // checked in get(); kept so a read is never lost
       back(false, e.what());
     }

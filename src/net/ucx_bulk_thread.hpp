@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -79,7 +80,9 @@ class UcxBulkThread {
 
   UcxEndpoints eps_;
   const int rank_;
-  UcxRma rma_;  // only the bulk thread touches it while the thread runs
+  // The bulk thread makes the reads; the loop thread only checks a read's arguments against the
+  // region table, which changes only while the thread is stopped (register_region).
+  UcxRma rma_;
   std::function<void()> notify_;
   std::optional<UcxEventWait> events_;  // when wakeup is on and the worker has an event fd
 
