@@ -27,11 +27,12 @@ std::shared_ptr<const Payload> read_payload(const ObjectState& s);
 // Values above inline_threshold are written straight into this node's store (one copy).
 StatePtr put_sized(size_t size, void (*fill)(char*, const void*), const void* ctx);
 
-// A task's result of `size` encoded bytes, which `fill(dst, ctx)` writes: above inline_threshold
-// it goes straight into this node's store under the task's return id (one copy; otherwise it is
-// encoded into a heap buffer, zero-filled first, and copied from there). Returns false when the
-// result takes that usual path: not a task's body on this thread, no store, or not above the
-// threshold. A failure to store it becomes the task's error.
+// A task's or actor method's result of `size` encoded bytes, which `fill(dst, ctx)` writes: above
+// inline_threshold it goes straight into this node's store under the call's return id (one copy;
+// otherwise it is encoded into a heap buffer, zero-filled first, and copied from there). Returns
+// false when the result takes that usual path: not a call's body on this thread (or an actor
+// that checkpoints), no store, or not above the threshold. A failure to store it becomes the
+// call's error.
 bool put_result_direct(size_t size, void (*fill)(char*, const void*), const void* ctx);
 
 // What this rank's node store holds (tests, benchmarks, `weft status`).
