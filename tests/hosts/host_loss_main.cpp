@@ -11,13 +11,20 @@
 //              back (heal) once every result is in;
 //   none       nothing is lost: the same job's time from result 100 to the end, the baseline
 //              of the two figures above.
+// So that the loss always hits work in progress, however the machine's load spreads those tasks,
+// one task holds a slot of h3 (soft node affinity) until the driver has lost h3; its re-run
+// elsewhere then returns at once.
 // Every result must come back right: tasks lost with h3 re-run elsewhere (max_retries), stored
 // values h3 produced read from the owner's node copy. Prints the time from the loss to the job
 // having every result, and HOST_LOSS_OK, or FAILED: ... and a non-zero driver exit code. Each
 // rank prints "rank R exit code C".
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +43,13 @@ Vec work(int i) {
   std::this_thread::sleep_for(8ms);  // 400 of them keep the 3 workers busy for over a second
   if (i % 20 == 0) return Vec(kBigElems, double(i));  // stored: above the inline threshold
   return Vec{double(i) * i};
+}
+
+// Runs until `release` exists (the driver makes it once h3 is lost), 60 s at most.
+int hold(std::string release) {
+  for (int i = 0; i < 6000 && !std::filesystem::exists(release); ++i)
+    std::this_thread::sleep_for(10ms);
+  return 1;
 }
 
 long step(long prev, int k) {
@@ -73,8 +87,19 @@ int drive() {
   if (!partition && !none && g_mode != "kill")
     return fail("mode is kill, partition or none, not " + g_mode);
   if (!hosts_sh) return fail("needs WEFTDEV_HOSTS_SH (run inside tests/hosts/with_hosts.sh)");
+  if (weft::num_nodes() != 3) return fail("needs 3 nodes (h1, h2, h3)");
   const weft::TaskOptions on_worker{.resources = {{"w", 1}},
                                     .scheduling_strategy = weft::SpreadStrategy{}};
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string release =
+      std::string(tmp ? tmp : "/tmp") + "/weft-host-loss-release-" + std::to_string(::getpid());
+  std::filesystem::remove(release);
+  // Node ids follow rank order: h3, with rank 3 alone, is the last node.
+  weft::ObjectRef<int> held =
+      weft::task(hold)
+          .options({.resources = {{"w", 1}},
+                    .scheduling_strategy = weft::NodeAffinity{.node = 2, .soft = true}})
+          .remote(release);
   std::vector<weft::ObjectRef<Vec>> rs;
   for (int i = 0; i < kTasks; ++i) rs.push_back(weft::task(work).options(on_worker).remote(i));
   std::vector<weft::ObjectRef<long>> ends;
@@ -93,10 +118,13 @@ int drive() {
       killed = std::chrono::steady_clock::now();
       if (std::system(cmd.c_str()) != 0) return fail("'" + cmd + "' failed");
     }
+    if (i == kKillAfter && !std::ofstream(release)) return fail("cannot create " + release);
     if (!right(rs[i].get(120s), i)) return fail("task " + std::to_string(i) + " came back wrong");
   }
   for (int c = 0; c < kChains; ++c)
     if (ends[c].get(120s) != chain_end(c)) return fail("chain " + std::to_string(c) + " is wrong");
+  if (held.get(120s) != 1) return fail("the task holding h3's slot came back wrong");
+  std::filesystem::remove(release);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed).count();
   std::printf("HOST_LOSS_MS %.0f (mode %s: from result %d, where h3 is lost, to the last one)\n",
@@ -119,6 +147,7 @@ int drive() {
 
 WEFT_REMOTE(work);
 WEFT_REMOTE(step);
+WEFT_REMOTE(hold);
 
 int main(int argc, char** argv) {
   if (argc > 1) g_mode = argv[1];
