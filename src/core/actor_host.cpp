@@ -188,8 +188,7 @@ void EventLoop::pump_actor(ActorInstance& a) {
       obj.reset();
       bool ok = e.kind == detail::ErrorKind::kNone;
       std::vector<char> value = out.take();
-      int64_t stored = direct_result(direct, ok, e);
-      if (stored < 0) stored = store_result(c.ret, value, ok, e);  // large values: node store
+      const int64_t stored = store_result(c.ret, direct, value, ok, e);  // large values: node store
       if (!ok) contained.clear();
       note_body(c.method, t0);
       const bool announce = ckpt && ckpt->take_first_write();  // before the result: see header

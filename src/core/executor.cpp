@@ -199,8 +199,8 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
                           "function", &contained, item.name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
-    int64_t stored = direct_result(direct, ok, e);
-    if (stored < 0) stored = store_result(item.ret, value, ok, e);  // large values: node store
+    const int64_t stored =
+        store_result(item.ret, direct, value, ok, e);  // large values: node store
     if (!ok) contained.clear();
     note_body(item.fn_id, t0);
     // The error travels only when there is one: three strings moved twice per task otherwise.

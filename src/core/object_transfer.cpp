@@ -12,10 +12,17 @@
 #include "core/object_store_client.hpp"
 
 namespace weft::core {
-int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
-                     detail::ErrorInfo& err) {
+int64_t store_result(const ObjectId& ret, const DirectResult& direct, std::vector<char>& value,
+                     bool& ok, detail::ErrorInfo& err) {
+  if (!ok) return -1;
+  if (direct.error) {  // the body's thread could not write it in place
+    ok = false;
+    err = *direct.error;
+    return -1;
+  }
+  if (direct.stored >= 0) return direct.stored;
   ObjectStoreClient* c = store_client();
-  if (!ok || !c || value.size() <= c->inline_threshold()) return -1;
+  if (!c || value.size() <= c->inline_threshold()) return -1;
   size_t n = value.size();
   try {
     n = c->store().put_result(ret, std::as_bytes(std::span(value)));
@@ -27,16 +34,6 @@ int64_t store_result(const ObjectId& ret, std::vector<char>& value, bool& ok,
   }
   std::vector<char>().swap(value);
   return static_cast<int64_t>(n);
-}
-
-int64_t direct_result(const DirectResult& direct, bool& ok, detail::ErrorInfo& err) {
-  if (!ok) return -1;
-  if (direct.error) {
-    ok = false;
-    err = *direct.error;
-    return -1;
-  }
-  return direct.stored;
 }
 
 detail::ErrorInfo result_store_error(const ObjectId& ret, size_t size, const std::exception& e) {

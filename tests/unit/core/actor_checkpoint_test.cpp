@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/actor_checkpoints.hpp"
@@ -68,12 +69,19 @@ detail::ClassEntry tally_class() {
   return ce;
 }
 
-fs::path scratch(const char* name) {
-  fs::path d =
-      fs::temp_directory_path() / ("weft-ckpt-unit-" + std::to_string(getpid()) + "-" + name);
-  fs::create_directories(d);
-  return d;
-}
+// A folder of this test's own, removed with what it holds when the test ends.
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const char* name)
+      : dir(fs::temp_directory_path() /
+            ("weft-ckpt-unit-" + std::to_string(getpid()) + "-" + name)) {
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
 
 TEST(CheckpointState, RoundTripsCallersCallsAndObject) {
   CheckpointState s;
@@ -107,7 +115,8 @@ TEST(CheckpointState, RefusesTruncatedOrForeignBytes) {
 
 TEST(ActorCheckpointer, DueAfterEveryNCallsAndNotWhenNothingChanged) {
   detail::ClassEntry ce = tally_class();
-  ActorCheckpointer c(scratch("due") / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{3, 0ms});
+  const Scratch scratch("due");
+  ActorCheckpointer c(scratch.dir / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{3, 0ms});
   const auto now = std::chrono::steady_clock::now();
   EXPECT_FALSE(c.due(now));
   c.note_call(0, 0);
@@ -119,7 +128,8 @@ TEST(ActorCheckpointer, DueAfterEveryNCallsAndNotWhenNothingChanged) {
 
 TEST(ActorCheckpointer, DueByTimeOnlyAfterTheInterval) {
   detail::ClassEntry ce = tally_class();
-  ActorCheckpointer c(scratch("time") / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{0, 50ms});
+  const Scratch scratch("time");
+  ActorCheckpointer c(scratch.dir / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{0, 50ms});
   const auto t0 = std::chrono::steady_clock::now();
   c.note_call(0, 0);
   EXPECT_FALSE(c.due(t0));
@@ -128,7 +138,8 @@ TEST(ActorCheckpointer, DueByTimeOnlyAfterTheInterval) {
 
 TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   detail::ClassEntry ce = tally_class();
-  const fs::path file = scratch("rt") / "t.ckpt.h5";
+  const Scratch scratch("rt");
+  const fs::path file = scratch.dir / "t.ckpt.h5";
   fs::remove(file);
   Tally t;
   {
