@@ -2,6 +2,7 @@
 // that every check can recompute, and fork() helpers that report a child's verdict by exit code.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,9 +93,12 @@ inline void put(NodeStore& s, uint64_t seq, size_t size, bool primary = true) {
   w.seal();
 }
 
-// Runs `body` in a forked child and returns its exit status (0 = success). The child never
-// returns into the test framework.
-inline int run_in_child(const std::function<int()>& body) {
+// Runs `body` in a forked child and returns its exit status (0 = success), or 128 + the signal
+// that ended it. The child never returns into the test framework. A child still running after
+// `limit` is hung (no child here needs more than a second): it gets SIGSEGV, so that a sanitizer
+// build prints the stack where it stopped, and the answer is 128 + SIGSEGV.
+inline int run_in_child(const std::function<int()>& body,
+                        std::chrono::seconds limit = std::chrono::seconds(40)) {
   pid_t pid = ::fork();
   if (pid == 0) {
     int rc = 99;
@@ -108,8 +112,18 @@ inline int run_in_child(const std::function<int()>& body) {
     }
     ::_exit(rc);
   }
+  const auto end = std::chrono::steady_clock::now() + limit;
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= end) {
+      std::fprintf(stderr, "run_in_child: child %d still running after %lld s: sent SIGSEGV\n",
+                   static_cast<int>(pid), static_cast<long long>(limit.count()));
+      ::kill(pid, SIGSEGV);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
