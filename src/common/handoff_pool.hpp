@@ -114,7 +114,8 @@ class HandoffPool {
 
 // Size classes for objects of any size: 64 to 1024 bytes; larger ones use operator new. A block
 // is the class's size whatever the object's, so the classes are close where the runtime's
-// objects are: an ExecItem (304 bytes) took a 512-byte block when 256 and 512 were neighbours.
+// objects are: an ExecItem (304 bytes then, 192 now) took a 512-byte block when 256 and 512 were
+// neighbours.
 inline void* handoff_allocate(size_t n) {
   if (n <= 64) return HandoffPool<64>::allocate();
   if (n <= 128) return HandoffPool<128>::allocate();

@@ -16,12 +16,13 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   ExecItem& item = *item_ptr;
   item.kind = ExecItem::Kind::kActorCreate;
   item.owner = src;
-  item.actor = r.get<ActorId>();
+  ExecRare& rare = item.rare.mut();  // a creation carries its actor's identity
+  rare.actor = r.get<ActorId>();
   item.fn_id = r.get<uint64_t>();
-  item.max_concurrency = std::max(1, r.get<int32_t>());
+  rare.max_concurrency = std::max(1, r.get<int32_t>());
   item.need = sched::ResourceSet::from_bytes(r.get_str());
-  item.placement = get_placement(r);
-  item.name = r.get_str();
+  rare.placement = get_placement(r);
+  rare.name = r.get_str();
   const uint32_t incarnation = r.get<uint32_t>();
   const int32_t max_restarts = r.get<int32_t>();
   CheckpointPolicy policy;
@@ -32,22 +33,22 @@ void EventLoop::handle_create_actor(int src, const char* data, size_t len) {
   auto [p, n] = r.rest();
   item.args.assign(p, p + n);
 
-  auto& slot = actors_[item.actor];
+  auto& slot = actors_[rare.actor];
   if (!slot) {
     slot = std::make_unique<ActorInstance>();
-    slot->id = item.actor;
+    slot->id = rare.actor;
   } else if (slot->state == ActorInstance::State::kDead) {
     return;  // killed before its creation message arrived
   }
   ActorInstance& a = *slot;
   a.class_id = item.fn_id;
-  a.max_concurrency = item.max_concurrency;
-  a.name = item.name;
+  a.max_concurrency = rare.max_concurrency;
+  a.name = rare.name;
   a.incarnation = incarnation;
   a.policy = policy;
   a.expect_checkpoint = expect_checkpoint;
   a.ckpt = make_checkpointer(a, max_restarts != 0);  // actor_host_checkpoints.cpp
-  if (auto it = orphan_calls_.find(item.actor); it != orphan_calls_.end()) {
+  if (auto it = orphan_calls_.find(rare.actor); it != orphan_calls_.end()) {
     auto calls = std::move(it->second);
     orphan_calls_.erase(it);
     for (auto& [caller, c] : calls) accept_call(a, std::move(c));

@@ -19,6 +19,7 @@ struct PgContext {
   int32_t bundle = -1;  // -1 until the executing rank picks one of the group's bundles
   bool capture = false;
   std::vector<int> gpus;
+  bool is_default() const { return pg == 0 && bundle == -1 && !capture && gpus.empty(); }
 };
 
 // Where a body's large result may be written straight into the node store

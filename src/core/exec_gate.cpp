@@ -19,7 +19,7 @@ ExecGate::ExecGate(int rank, sched::ResourceSet total, std::vector<int> gpu_ids)
     : rank_(rank), total_(total), ledger_(rank, std::move(total), std::move(gpu_ids)) {}
 
 void ExecGate::push(ExecItemPtr item) {
-  if (item->placement.pg != 0) {  // bundles have their own reservations: their own queue
+  if (item->rare->placement.pg != 0) {  // bundles have their own reservations: their own queue
     bundle_queue_.push_back(std::move(item));
     return;
   }
@@ -47,20 +47,22 @@ ExecItemPtr ExecGate::take(std::deque<ExecItemPtr>& level, size_t i) {
 size_t ExecGate::queued() const { return bundle_queue_.size() + plain_queued_; }
 
 ExecGate::Admit ExecGate::admit(ExecItem& item) {
-  if (item.placement.pg == 0) {
+  if (item.rare->placement.pg == 0) {
     if (!item.need.fits_beside(used_, total_)) return Admit::kWait;
     if (item.need.units(sched::ResourceName::gpu()) > 0) {
       std::optional<sched::GpuGrant> g = ledger_.acquire(gpu_part(item.need));
       if (!g) return Admit::kWait;
-      item.grant = *g;
-      item.placement.gpus = g->device_ids();
+      ExecRare& r = item.rare.mut();
+      r.grant = *g;
+      r.placement.gpus = g->device_ids();
     }
     used_ += item.need;
     return Admit::kRun;
   }
   // Inside a group: the bundle asked for, or any of the group's bundles here with room.
-  const uint64_t pg = item.placement.pg;
-  const int wanted = item.placement.bundle;
+  ExecRare& r = item.rare.mut();  // made: it names the group
+  const uint64_t pg = r.placement.pg;
+  const int wanted = r.placement.bundle;
   bool exists = false;
   for (auto it = bundles_.lower_bound({pg, wanted < 0 ? INT_MIN : wanted});
        it != bundles_.end() && it->first.first == pg; ++it) {
@@ -71,9 +73,9 @@ ExecGate::Admit ExecGate::admit(ExecItem& item) {
     if (!it->second.committed) continue;
     std::optional<sched::GpuGrant> g = ledger_.acquire_in_bundle(pg, it->first.second, item.need);
     if (!g) continue;
-    item.placement.bundle = it->first.second;
-    item.grant = *g;
-    item.placement.gpus = g->device_ids();
+    r.placement.bundle = it->first.second;
+    r.grant = *g;
+    r.placement.gpus = g->device_ids();
     return Admit::kRun;
   }
   return exists ? Admit::kWait : Admit::kReject;

@@ -39,7 +39,9 @@ class ExecGate {
   bool take_next(ExecItemPtr* out, bool* rejected);
   // What `item` took comes back. True when the head waits to hear that room was freed here (a
   // bundle prepare was refused): the caller sends it kPgFreed.
-  bool release(const ExecItem& item) { return release(item.need, item.placement, item.grant); }
+  bool release(const ExecItem& item) {
+    return release(item.need, item.rare->placement, item.rare->grant);
+  }
   bool release(const sched::ResourceSet& need, const PgContext& p, const sched::GpuGrant& grant);
   // A task blocked in get() lends its CPU slot, and takes it back when it resumes.
   void lend_cpu(double cpus);
@@ -48,7 +50,7 @@ class ExecGate {
   // --- work stealing ---
   // Plain tasks another rank may run (not actor creations, not work in bundles).
   static bool stealable(const ExecItem& item) {
-    return item.kind == ExecItem::Kind::kTask && item.placement.pg == 0;
+    return item.kind == ExecItem::Kind::kTask && item.rare->placement.pg == 0;
   }
   uint32_t stealable_queued() const { return stealable_queued_; }
   int64_t free_cpu_units() const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/boxed.hpp"
 #include "common/handoff_pool.hpp"
 #include "core/exec_context.hpp"
 #include "core/invoke.hpp"
@@ -27,6 +28,16 @@ struct Strategy {
   bool hard_affinity() const { return policy == sched::Policy::kNodeAffinity && !soft; }
 };
 
+// The parts of an item that most tasks leave at their defaults, out of line (Boxed): an actor
+// creation's identity, a group's bundle and GPUs, a name. A plain task is 192 bytes without them.
+struct ExecRare : HandoffAllocated {
+  ActorId actor;  // creations
+  int max_concurrency = 1;
+  std::string name;
+  PgContext placement;    // its group and bundle; gpus filled when admitted
+  sched::GpuGrant grant;  // GPU devices held while it runs
+};
+
 struct ExecItem : HandoffAllocated {  // made by the loop, often freed by a worker
   enum class Kind : uint8_t { kTask, kActorCreate };
   Kind kind = Kind::kTask;
@@ -38,18 +49,16 @@ struct ExecItem : HandoffAllocated {  // made by the loop, often freed by a work
   // The stored values its kStored entries name, opened on this node and pinned for the call
   // (stored_args.cpp): the body decodes them where they lie.
   ArgPins pins;
-  ActorId actor;  // creations
-  int max_concurrency = 1;
-  std::string name;
   // Nesting depth of the submitting task. The gate admits deeper work first, so nested
   // tasks run depth-first and a task blocked in get() waits on a short chain, not a whole level.
   uint32_t depth = 0;
-  PgContext placement;          // its group and bundle; gpus filled when admitted
-  sched::GpuGrant grant;        // GPU devices held while it runs
+  Boxed<ExecRare> rare;         // read as rare->placement; written through rare.mut()
   std::vector<StatePtr> holds;  // refs inside `args`, alive (with their credits) until it ends
   Strategy strategy;            // tasks: a hard node affinity limits who may steal it
   bool local_only = false;      // its stored arguments were pulled to this node: not stolen
 };
+// A queued task takes a 192-byte HandoffPool block (the next size class is 256).
+static_assert(sizeof(ExecItem) <= 192);
 
 // An item travels by this pointer from its arrival to its end (gate, pool, the result's command):
 // an ExecItem is a few hundred bytes of sets, vectors and strings, and moving it by value cost

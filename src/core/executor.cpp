@@ -122,15 +122,16 @@ void EventLoop::start_ready_exec() {
 void EventLoop::start_exec(ExecItemPtr item_ptr) {
   ExecItem& item = *item_ptr;
   if (item.kind == ExecItem::Kind::kActorCreate) {
-    auto it = actors_.find(item.actor);
+    auto it = actors_.find(item.rare->actor);
     if (it == actors_.end() || it->second->state == ActorInstance::State::kDead) {
-      gate_release(item.need, item.placement, item.grant);  // the gate admitted it already
+      // the gate admitted it already
+      gate_release(item.need, item.rare->placement, item.rare->grant);
       return;
     }
     ActorInstance& a = *it->second;
     a.held = item.need;
-    a.placement = item.placement;
-    a.grant = item.grant;
+    a.placement = item.rare->placement;
+    a.grant = item.rare->grant;
     pool_.submit([this, item_ptr = std::move(item_ptr), ckpt = a.incarnation > 0 ? a.ckpt : nullptr,
                   incarnation = a.incarnation, expect = a.expect_checkpoint] {
       const ExecItem& item = *item_ptr;
@@ -144,7 +145,7 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
                     std::to_string(rank_) + " (do all ranks run the same binary?)";
       } else {
         ExecContext ctx{0, ce->name.c_str()};
-        ctx.placement = &item.placement;
+        ctx.placement = &item.rare->placement;
         timeline::Span span(timeline::Kind::kActorCreate, item.fn_id);
         ExecContext* prev = current_exec();
         current_exec() = &ctx;
@@ -158,18 +159,18 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
       if (ckpt && e.kind == detail::ErrorKind::kNone) {
         try {
           if (ckpt->restore(obj.get(), expect))
-            WEFT_LOG(Info) << "actor " << item.actor.str() << " restart " << incarnation
+            WEFT_LOG(Info) << "actor " << item.rare->actor.str() << " restart " << incarnation
                            << " on rank " << rank_ << ": state restored from "
                            << ckpt->file().string() << " (" << ckpt->calls() << " calls)";
           else
-            WEFT_LOG(Info) << "actor " << item.actor.str() << " restart " << incarnation
+            WEFT_LOG(Info) << "actor " << item.rare->actor.str() << " restart " << incarnation
                            << ": no checkpoint yet, state from the constructor";
         } catch (const std::exception& x) {
           restore_error = "its restart " + std::to_string(incarnation) + " on rank " +
                           std::to_string(rank_) + " could not restore its state: " + x.what();
         }
       }
-      post([id = item.actor, obj = std::move(obj), e = std::move(e),
+      post([id = item.rare->actor, obj = std::move(obj), e = std::move(e),
             restore_error = std::move(restore_error)](EventLoop& l) mutable {
         if (!restore_error.empty()) {
           auto it = l.actors_.find(id);
@@ -187,16 +188,17 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
     ExecItem& item = *item_ptr;
     serde::Buffer out;
     // A task in a bundle keeps its slot while blocked: lending it would let plain work in.
-    ExecContext ctx{item.placement.pg ? 0 : item.need.get(sched::ResourceName::cpu()), "",
+    const PgContext* placement = item.rare.has_value() ? &item.rare->placement : nullptr;
+    ExecContext ctx{placement && placement->pg ? 0 : item.need.get(sched::ResourceName::cpu()), "",
                     item.depth};
-    ctx.placement = &item.placement;
+    ctx.placement = placement;
     DirectResult direct{item.ret};  // a large result goes straight into the store
     ctx.direct = &direct;
     std::vector<StatePtr> contained;
     const auto t0 = std::chrono::steady_clock::now();
     detail::ErrorInfo e =
         invoke_registered(rank_, item.fn_id, nullptr, call_args(item.args, item.pins), ctx, out,
-                          "function", &contained, item.name);
+                          "function", &contained, item.rare->name);
     bool ok = e.kind == detail::ErrorKind::kNone;
     std::vector<char> value = out.take();
     const int64_t stored =
@@ -220,7 +222,7 @@ void EventLoop::start_exec(ExecItemPtr item_ptr) {
 void EventLoop::finish_task(const ExecItem& item, bool ok, std::vector<char> value,
                             const detail::ErrorInfo& err, int64_t stored,
                             std::vector<StatePtr> contained) {
-  gate_release(item.need, item.placement, item.grant);
+  gate_release(item.need, item.rare->placement, item.rare->grant);
   if (stored >= 0)
     send_stored_result(item.owner, item.ret, static_cast<size_t>(stored), std::move(contained));
   else

@@ -191,16 +191,16 @@ nlohmann::json EventLoop::job_snapshot(uint8_t want) {
     }
   }
   gate_.for_each_queued([&](const ExecItem& i) {
-    json p =
-        i.placement.pg != 0
-            ? json{{"reason", "group_bundle"},
-                   {"group", i.placement.pg},
-                   {"text", "waiting for room in bundle " + std::to_string(i.placement.bundle) +
-                                " of placement group " + std::to_string(i.placement.pg)}}
-            : resource_reason(i.need, gate_.total(), gate_.used(), rank_);
+    json p = i.rare->placement.pg != 0
+                 ? json{{"reason", "group_bundle"},
+                        {"group", i.rare->placement.pg},
+                        {"text", "waiting for room in bundle " +
+                                     std::to_string(i.rare->placement.bundle) +
+                                     " of placement group " + std::to_string(i.rare->placement.pg)}}
+                 : resource_reason(i.need, gate_.total(), gate_.used(), rank_);
     const bool task = i.kind == ExecItem::Kind::kTask;
     p["kind"] = task ? "task" : "actor";
-    p["what"] = task ? function_label(i.fn_id, i.name) : "actor " + class_label(i.fn_id);
+    p["what"] = task ? function_label(i.fn_id, i.rare->name) : "actor " + class_label(i.fn_id);
     p["where"] = "gate of rank " + std::to_string(rank_);
     p["gate_rank"] = rank_;
     p["need"] = resources(i.need);

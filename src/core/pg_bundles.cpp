@@ -35,10 +35,10 @@ void EventLoop::gate_release(const sched::ResourceSet& need, const PgContext& p,
 
 void EventLoop::reject_exec(ExecItemPtr item_ptr) {
   const ExecItem& item = *item_ptr;
-  std::string why = "placement group " + std::to_string(item.placement.pg) +
+  std::string why = "placement group " + std::to_string(item.rare->placement.pg) +
                     " was removed before this work could start on rank " + std::to_string(rank_);
   if (item.kind == ExecItem::Kind::kActorCreate) {
-    auto it = actors_.find(item.actor);
+    auto it = actors_.find(item.rare->actor);
     if (it != actors_.end()) kill_local_actor(*it->second, why);
     return;
   }

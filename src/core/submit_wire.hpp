@@ -50,19 +50,21 @@ inline void put_submit_header(WireWriter& w, const ExecItem& t) {
   SubmitFixed f;
   f.ret = t.ret;
   f.fn_id = t.fn_id;
-  f.pg = t.placement.pg;
+  const PgContext& placement = t.rare->placement;
+  const std::string& name = t.rare->name;
+  f.pg = placement.pg;
   f.depth = t.depth;
-  f.bundle = t.placement.bundle;
+  f.bundle = placement.bundle;
   f.node = t.strategy.node;
   f.need_len = static_cast<uint32_t>(need.size());
-  f.name_len = static_cast<uint32_t>(t.name.size());
+  f.name_len = static_cast<uint32_t>(name.size());
   f.policy = static_cast<uint8_t>(t.strategy.policy);
   f.soft = t.strategy.soft ? 1 : 0;
-  f.capture = t.placement.capture ? 1 : 0;
+  f.capture = placement.capture ? 1 : 0;
   f.unused = 0;
   w.put(f);
   w.put_bytes(need.data(), need.size());
-  if (!t.name.empty()) w.put_bytes(t.name.data(), t.name.size());
+  if (!name.empty()) w.put_bytes(name.data(), name.size());
 }
 
 // The demand's bytes → its set. Tasks of a burst share their demand, so the last set decoded on
@@ -92,14 +94,17 @@ inline ExecItem get_submit_header(WireReader& r) {
   t.fn_id = f.fn_id;
   t.depth = f.depth;
   t.need = decode_need(r.get_view(f.need_len));
-  t.placement.pg = f.pg;
-  t.placement.bundle = f.bundle;
-  t.placement.capture = f.capture != 0;
   t.strategy.policy = static_cast<sched::Policy>(f.policy);
   t.strategy.node = f.node;
   t.strategy.soft = f.soft != 0;
   const std::string_view name = r.get_view(f.name_len);
-  t.name.assign(name.data(), name.size());
+  if (f.pg != 0 || f.bundle != -1 || f.capture != 0 || !name.empty()) {  // most tasks: none
+    ExecRare& rare = t.rare.mut();
+    rare.placement.pg = f.pg;
+    rare.placement.bundle = f.bundle;
+    rare.placement.capture = f.capture != 0;
+    rare.name.assign(name.data(), name.size());
+  }
   return t;
 }
 

@@ -217,9 +217,12 @@ void EventLoop::dispatch_task(std::unique_ptr<PendingCall> call) {
     item.need = call->need;
     item.args = resolve_args(*call, /*stored_by_location=*/true);  // stored_args.cpp
     item.depth = call->depth;
-    item.placement = call->placement;
+    if (!call->placement.is_default() || !call->name.empty()) {  // most tasks: neither
+      ExecRare& rare = item.rare.mut();
+      rare.placement = call->placement;
+      rare.name = std::move(call->name);
+    }
     item.strategy = call->strategy;
-    item.name = std::move(call->name);
     item.holds = refs_sent_with(*call, target);  // stored_args.cpp: the executor borrows them
   };
   // The owner keeps what it sends while the task may be retried (task_retry.cpp): the item itself

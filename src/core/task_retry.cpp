@@ -54,8 +54,8 @@ bool EventLoop::retry_task(InFlight& f, const ObjectId& id, const detail::ErrorI
   if (own_news ? WEFT_LOG_ENABLED(Warn) : WEFT_LOG_ENABLED(Debug)) {
     const std::string text =
         "retrying task " +
-        task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.name) + " on rank " +
-        std::to_string(target) + " (attempt " + std::to_string(r.attempts()) + "; " +
+        task_label(fe ? fe->name : "#" + std::to_string(r.item.fn_id), r.item.rare->name) +
+        " on rank " + std::to_string(target) + " (attempt " + std::to_string(r.attempts()) + "; " +
         (r.left < 0 ? std::string("no limit") : std::to_string(r.left) + " retries left") +
         "): " + why.message;
     if (own_news)

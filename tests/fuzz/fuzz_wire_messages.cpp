@@ -158,9 +158,9 @@ std::vector<fuzz::Seed> seeds() {
     t.fn_id = 0x1234567890abcdefull;
     t.depth = 2;
     t.need = sched::ResourceSet{{"CPU", 1}, {"GPU", 0.5}};
-    t.placement = PgContext{5, 1, true, {}};
+    t.rare.mut().placement = PgContext{5, 1, true, {}};
     t.strategy = Strategy{sched::Policy::kNodeAffinity, 2, true};
-    t.name = "named_task";
+    t.rare.mut().name = "named_task";
     serde::Buffer b;
     WireWriter w(b);
     put_submit_header(w, t);

@@ -97,12 +97,12 @@ TEST(ExecGate, GpusComeFromDevicesAndAreNamed) {
   g.push(task(3, 1, 0, 1));
   auto r = take_ready(g);
   ASSERT_EQ(r.run.size(), 2u);
-  EXPECT_EQ(r.run[0]->placement.gpus, std::vector<int>{0});
-  EXPECT_EQ(r.run[1]->placement.gpus, std::vector<int>{1});
+  EXPECT_EQ(r.run[0]->rare->placement.gpus, std::vector<int>{0});
+  EXPECT_EQ(r.run[1]->rare->placement.gpus, std::vector<int>{1});
   g.release(*r.run[1]);
   auto again = take_ready(g);
   ASSERT_EQ(again.run.size(), 1u);
-  EXPECT_EQ(again.run[0]->placement.gpus, std::vector<int>{1});  // the device given back
+  EXPECT_EQ(again.run[0]->rare->placement.gpus, std::vector<int>{1});  // the device given back
 }
 
 TEST(ExecGate, BundlesReserveAndTheirWorkDrawsFromThem) {
@@ -110,13 +110,13 @@ TEST(ExecGate, BundlesReserveAndTheirWorkDrawsFromThem) {
   auto p = g.prepare(/*pg=*/7, /*bundle=*/0, sched::ResourceSet{{"CPU", 1}});
   ASSERT_TRUE(p.ok) << p.why;
   ExecItemPtr in = task(1, 1);
-  in->placement.pg = 7;
+  in->rare.mut().placement.pg = 7;
   g.push(std::move(in));
   EXPECT_TRUE(take_ready(g).empty());  // prepared, not committed yet: waits
   g.commit(7);
   auto r = take_ready(g);
   ASSERT_EQ(r.run.size(), 1u);
-  EXPECT_EQ(r.run[0]->placement.bundle, 0);
+  EXPECT_EQ(r.run[0]->rare->placement.bundle, 0);
   // Plain work may use only what the bundle did not reserve.
   g.push(task(2, 1));
   g.push(task(3, 1));
@@ -144,7 +144,7 @@ TEST(ExecGate, WorkOfARemovedGroupIsRejectedAndRollbackGivesTheRoomBack) {
   g.commit(8);
   g.remove(8);
   ExecItemPtr in = task(1, 1);
-  in->placement.pg = 8;
+  in->rare.mut().placement.pg = 8;
   g.push(std::move(in));
   auto r = take_ready(g);
   EXPECT_TRUE(r.run.empty());

@@ -17,11 +17,11 @@ ExecItem full_item() {
   t.fn_id = 0x1234567890abcdefull;
   t.depth = 4;
   t.need = sched::ResourceSet{{"CPU", 1}, {"GPU", 0.25}, {"custom_resource_name", 2}};
-  t.placement.pg = 9;
-  t.placement.bundle = 2;
-  t.placement.capture = true;
+  t.rare.mut().placement.pg = 9;
+  t.rare.mut().placement.bundle = 2;
+  t.rare.mut().placement.capture = true;
   t.strategy = Strategy{sched::Policy::kNodeAffinity, 5, true};
-  t.name = "a task name longer than the short-string buffer";
+  t.rare.mut().name = "a task name longer than the short-string buffer";
   return t;
 }
 
@@ -44,13 +44,13 @@ TEST(SubmitWire, EveryFieldIsReadBackAsWritten) {
   EXPECT_EQ(back.fn_id, t.fn_id);
   EXPECT_EQ(back.depth, 4u);
   EXPECT_EQ(back.need, t.need);
-  EXPECT_EQ(back.placement.pg, 9u);
-  EXPECT_EQ(back.placement.bundle, 2);
-  EXPECT_TRUE(back.placement.capture);
+  EXPECT_EQ(back.rare->placement.pg, 9u);
+  EXPECT_EQ(back.rare->placement.bundle, 2);
+  EXPECT_TRUE(back.rare->placement.capture);
   EXPECT_EQ(back.strategy.policy, sched::Policy::kNodeAffinity);
   EXPECT_EQ(back.strategy.node, 5);
   EXPECT_TRUE(back.strategy.soft);
-  EXPECT_EQ(back.name, t.name);
+  EXPECT_EQ(back.rare->name, t.rare->name);
 }
 
 TEST(SubmitWire, AnEmptyItemHasNoResourcesAndNoName) {
@@ -58,8 +58,9 @@ TEST(SubmitWire, AnEmptyItemHasNoResourcesAndNoName) {
   WireReader r(b.data(), b.size());
   const ExecItem back = get_submit_header(r);
   EXPECT_TRUE(back.need.empty());
-  EXPECT_TRUE(back.name.empty());
-  EXPECT_EQ(back.placement.pg, 0u);
+  EXPECT_TRUE(back.rare->name.empty());
+  EXPECT_FALSE(back.rare.has_value()) << "a plain task carries nothing out of line";
+  EXPECT_EQ(back.rare->placement.pg, 0u);
   EXPECT_EQ(r.remaining(), 0u);
 }
 
