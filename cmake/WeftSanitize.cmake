@@ -45,4 +45,12 @@ foreach(f IN LISTS _weft_san_flags)
   add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:${f}>)
 endforeach()
 add_link_options(-fsanitize=${WEFT_SANITIZE})
+# -O1 and line tables only (-g1) in place of RelWithDebInfo's -O2 -g: -O1 is what the ASan and
+# TSan documentation advise, and -g1 keeps every frame of a report, inlined ones included, with
+# its file and line (only local variables go). It halves this build's compile time
+# (src/core/submitter.cpp with ASan+UBSan: 60 s at -O2 -g, 32 s at -O1 -g1), which CI pays on
+# every run.
+foreach(lang C CXX)
+  set(CMAKE_${lang}_FLAGS_RELWITHDEBINFO "-O1 -g1 -DNDEBUG")
+endforeach()
 message(STATUS "Weft: built with -fsanitize=${WEFT_SANITIZE}")

@@ -14,10 +14,11 @@ fi
 # --sanitize LIST (address,undefined or thread): a build of its own in build-sanitize-<LIST>
 # (WEFT_SANITIZE=LIST, CMakeLists.txt) and the tests that the sanitizers can judge:
 #   address,undefined  units, multi-rank runs and examples (not the Slurm, namespace-host,
-#                      launcher and GPU ones: their daemons and hosts are not Weft's code);
-#                      then a leak pass (LeakSanitizer at exit) over the units, the examples and
-#                      the multi-rank runs whose every rank ends cleanly (a rank killed on
-#                      purpose exits without its destructors: its "leaks" are not leaks);
+#                      launcher and GPU ones: their daemons and hosts are not Weft's code),
+#                      in two passes: the units, the examples and the multi-rank runs whose
+#                      every rank ends cleanly run with LeakSanitizer at exit as well (the leak
+#                      pass); the rest (a rank killed on purpose exits without its destructors:
+#                      its "leaks" are not leaks) without it. Each test runs once;
 #   thread             the same units, multi-rank runs and examples (TSan keeps the longest
 #                      history, so the stack of a race's first access can be restored and
 #                      matched against tests/tsan.supp's third-party entries).
@@ -46,10 +47,16 @@ else
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=7:suppressions=$root/tests/tsan.supp"
   export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
+  # The leak pass's tests: the units, the examples and the multi-rank runs whose every rank
+  # ends cleanly.
+  leak_tests='^[a-z]*[A-Z][A-Za-z0-9_]*[.]|^net[.](single_rank|messages|bulk)|^multirank_(np2|np2_vnodes2|singleton|objects_np2_vnodes2|pg_np4_vnodes2)$|^exit_code_|^example_|^startup_|^ops_cli_two_jobs'
   leak_pass=0
   if [[ ${#ctest_args[@]} -eq 0 ]]; then
-    [[ "$sanitize" == *address* ]] && leak_pass=1
     ctest_args=(-LE 'slurm|hosts|launchers|gpu|soak')  # the soak: in the plain pass
+    if [[ "$sanitize" == *address* ]]; then
+      leak_pass=1
+      ctest_args+=(-E "$leak_tests")  # they run once, in the leak pass below
+    fi
   fi
 fi
 cd "$build"
@@ -73,5 +80,5 @@ if [[ -n "$sanitize" ]] && ((leak_pass)); then
     LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0" \
     OMPI_MCA_mca_base_component_disable_dlclose=1 \
     ctest --output-on-failure -j2 --timeout 600 \
-    -R '^[a-z]*[A-Z][A-Za-z0-9_]*[.]|^net[.](single_rank|messages|bulk)|^multirank_(np2|np2_vnodes2|singleton|objects_np2_vnodes2|pg_np4_vnodes2)$|^exit_code_|^example_|^startup_|^ops_cli_two_jobs'
+    -R "$leak_tests"
 fi
