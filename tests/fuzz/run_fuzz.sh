@@ -34,8 +34,11 @@ done
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DWEFT_FUZZ=ON -DWEFT_FUZZ_SECONDS="$seconds" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_EXAMPLES=OFF -DWEFT_WITH_CUDA=OFF > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" --target weft_fuzz_targets -j "$jobs"
-# One target at a time: each is single-threaded, and the machines are small.
-ctest --test-dir "$build" -L "$labels" --output-on-failure
+# Each target is single-threaded: $jobs at a time, each on a core of its own, for its full
+# SECONDS; at most 2 GiB each (-rss_limit_mb).
+ctest --test-dir "$build" -L "$labels" --output-on-failure -j "$jobs"

@@ -2,14 +2,13 @@
 // (per-caller positions + the object) and its checks, and a write/restore round trip through
 // src/ft with a real serializable class, including a damaged file refused with its name.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
+#include "../ft/ft_test_util.hpp"
 #include "core/actor_checkpoints.hpp"
 #include "weft/errors.hpp"
 
@@ -69,20 +68,6 @@ detail::ClassEntry tally_class() {
   return ce;
 }
 
-// A folder of this test's own, removed with what it holds when the test ends.
-struct Scratch {
-  fs::path dir;
-  explicit Scratch(const char* name)
-      : dir(fs::temp_directory_path() /
-            ("weft-ckpt-unit-" + std::to_string(getpid()) + "-" + name)) {
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 TEST(CheckpointState, RoundTripsCallersCallsAndObject) {
   CheckpointState s;
   s.done_next = {{0, 17}, {3, 2}};
@@ -115,8 +100,8 @@ TEST(CheckpointState, RefusesTruncatedOrForeignBytes) {
 
 TEST(ActorCheckpointer, DueAfterEveryNCallsAndNotWhenNothingChanged) {
   detail::ClassEntry ce = tally_class();
-  const Scratch scratch("due");
-  ActorCheckpointer c(scratch.dir / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{3, 0ms});
+  const ft::testing::TempDir scratch;
+  ActorCheckpointer c(scratch.path / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{3, 0ms});
   const auto now = std::chrono::steady_clock::now();
   EXPECT_FALSE(c.due(now));
   c.note_call(0, 0);
@@ -128,8 +113,8 @@ TEST(ActorCheckpointer, DueAfterEveryNCallsAndNotWhenNothingChanged) {
 
 TEST(ActorCheckpointer, DueByTimeOnlyAfterTheInterval) {
   detail::ClassEntry ce = tally_class();
-  const Scratch scratch("time");
-  ActorCheckpointer c(scratch.dir / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{0, 50ms});
+  const ft::testing::TempDir scratch;
+  ActorCheckpointer c(scratch.path / "a.ckpt.h5", "Tally", &ce, CheckpointPolicy{0, 50ms});
   const auto t0 = std::chrono::steady_clock::now();
   c.note_call(0, 0);
   EXPECT_FALSE(c.due(t0));
@@ -138,8 +123,8 @@ TEST(ActorCheckpointer, DueByTimeOnlyAfterTheInterval) {
 
 TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   detail::ClassEntry ce = tally_class();
-  const Scratch scratch("rt");
-  const fs::path file = scratch.dir / "t.ckpt.h5";
+  const ft::testing::TempDir scratch;
+  const fs::path file = scratch.path / "t.ckpt.h5";
   fs::remove(file);
   Tally t;
   {
@@ -188,7 +173,6 @@ TEST(ActorCheckpointer, WritesAndRestoresStateAndCompletedPositions) {
   // A truncated file: an error naming it, never a fresh start.
   fs::resize_file(file, fs::file_size(file) / 2);
   EXPECT_THROW(r.restore(&back, /*expected=*/true), CheckpointError);
-  fs::remove_all(file.parent_path());
 }
 
 }  // namespace
